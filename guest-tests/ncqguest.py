@@ -1,0 +1,290 @@
+"""Boot an unmodified Linux guest on ncq-disk, deterministically, and collect
+what its workload produced.
+
+The guest image (images/build-image.sh) runs /workload/run.sh or
+/workload/job.fio from a cpio archive this module appends to its initramfs,
+then sends /results as a base64 tarball over the second serial port,
+framed by NCQ-RESULTS-BEGIN / NCQ-RESULTS-END, and reboots; QEMU runs with
+-no-reboot so it exits.  Every boot has a wall-clock bound: a guest that
+hangs is killed and the error carries the console tail.
+"""
+
+import asyncio
+import base64
+import dataclasses
+import io
+import json
+import os
+import shlex
+import subprocess
+import tarfile
+import time
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("NCQ_CACHE", Path.home() / ".cache" / "ncq-disk"))
+
+KERNEL_CMDLINE = "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init"
+# Deterministic time: guest time follows the instruction count; idle time
+# is skipped (sleep=off), so disk-bound runs can beat real time.
+ICOUNT = "shift=3,sleep=off,align=off"
+
+
+class GuestError(Exception):
+    """The guest did not produce results; the message ends with the console
+    tail so a failing test shows what the guest printed."""
+
+
+def _last_line(cmd, what):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{p.stderr.strip()[-2000:]}")
+    return p.stdout.strip().splitlines()[-1]
+
+
+def qemu_build_dir():
+    """The QEMU build directory: $NCQ_QEMU_BUILD, else scripts/build-qemu.sh
+    (quick when nothing changed)."""
+    env = os.environ.get("NCQ_QEMU_BUILD")
+    if env:
+        return Path(env)
+    return Path(_last_line([str(ROOT / "scripts" / "build-qemu.sh")],
+                           "scripts/build-qemu.sh"))
+
+
+def image_dir():
+    """The guest image directory: $NCQ_IMAGE_DIR, else images/build-image.sh
+    (cached by its inputs)."""
+    env = os.environ.get("NCQ_IMAGE_DIR")
+    if env:
+        return Path(env)
+    return Path(_last_line([str(ROOT / "images" / "build-image.sh")],
+                           "images/build-image.sh"))
+
+
+def newc_archive(files):
+    """A cpio (newc) archive of {path: bytes}, byte-identical for the same
+    input: fixed inode numbers, owner root, mtime 0."""
+    out = io.BytesIO()
+    ino = 1000
+
+    def entry(name, mode, data):
+        nonlocal ino
+        ino += 1
+        name_b = name.encode() + b"\0"
+        hdr = "070701" + "".join(f"{v:08x}" for v in (
+            ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name_b), 0))
+        out.write(hdr.encode() + name_b)
+        out.write(b"\0" * ((4 - (110 + len(name_b)) % 4) % 4))
+        out.write(data)
+        out.write(b"\0" * ((4 - len(data) % 4) % 4))
+
+    dirs = set()
+    for path in files:
+        parts = path.strip("/").split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    for d in sorted(dirs):
+        entry(d, 0o040755, b"")
+    for path in sorted(files):
+        data = files[path]
+        if isinstance(data, str):
+            data = data.encode()
+        entry(path.strip("/"), 0o100755, data)
+    entry("TRAILER!!!", 0, b"")
+    out.write(b"\0" * ((512 - out.tell() % 512) % 512))
+    return out.getvalue()
+
+
+@dataclasses.dataclass
+class Workload:
+    """What the guest runs: a fio job file or a shell script (both may be
+    given; the script wins), extra files for /workload, and guest files to
+    bring back (they land in Result.collected)."""
+    fio: str = None
+    script: str = None
+    files: dict = dataclasses.field(default_factory=dict)
+    collect: tuple = ()
+
+    def cpio(self):
+        files = {f"workload/{k}": v for k, v in self.files.items()}
+        if self.fio is not None:
+            files["workload/job.fio"] = self.fio
+        if self.script is not None:
+            files["workload/run.sh"] = self.script
+        if self.collect:
+            files["workload/collect"] = "\n".join(self.collect) + "\n"
+        return newc_archive(files)
+
+
+@dataclasses.dataclass
+class Result:
+    status: int
+    console: str
+    output: str
+    dmesg: str
+    files: dict           # name under /results -> bytes
+    collected: dict       # guest path -> text
+    wall_s: float
+    qmp: object = None    # what the test's qmp_actions returned
+
+    @property
+    def fio(self):
+        raw = self.files.get("fio.json")
+        if raw is None:
+            raise KeyError("the workload produced no fio.json")
+        text = raw.decode(errors="replace")
+        # fio may print notes before the JSON object
+        return json.loads(text[text.index("{"):])
+
+
+class Guest:
+    """One QEMU process with one ncq-disk (or any -device line) attached."""
+
+    def __init__(self, workdir, device="ncq-disk,model=st3400620as",
+                 disk_size="1G", disk=None, extra_args=(), memory="512M",
+                 timeout_s=300, icount=True):
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.device = device
+        self.disk = Path(disk) if disk else self.workdir / "disk.qcow2"
+        self.disk_size = disk_size
+        self.extra_args = list(extra_args)
+        self.memory = memory
+        self.timeout_s = timeout_s
+        self.icount = icount
+        self.build = qemu_build_dir()
+        self.image = image_dir()
+        self.qemu = self.build / "qemu-system-x86_64"
+
+    def _make_disk(self):
+        if self.disk.exists():
+            return
+        subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
+                        "qcow2", str(self.disk), self.disk_size], check=True)
+
+    def command(self, initrd):
+        args = [str(self.qemu), "-M", "q35", "-m", self.memory, "-smp", "1",
+                "-nodefaults", "-display", "none", "-vga", "none",
+                "-nic", "none", "-no-reboot",
+                "-bios", "qboot.rom",
+                "-kernel", str(self.image / "vmlinuz"),
+                "-initrd", str(initrd),
+                "-append", KERNEL_CMDLINE,
+                "-serial", f"file:{self.workdir / 'console.log'}",
+                "-serial", f"file:{self.workdir / 'results.txt'}",
+                "-qmp", f"unix:{self.workdir / 'qmp.sock'},server=on,wait=off",
+                "-drive", f"if=none,id=d0,file={self.disk},format=qcow2",
+                "-device", f"{self.device},drive=d0,bus=ide.0,id=disk0"]
+        if self.icount:
+            args += ["-icount", ICOUNT, "-rtc", "clock=vm"]
+        else:
+            args += ["-accel", os.environ.get("NCQ_ACCEL", "tcg")]
+        return args + self.extra_args
+
+    def run(self, workload, qmp_actions=None):
+        """Boot, run the workload, return its Result.  qmp_actions, if
+        given, is an async function called with a connected
+        qemu.qmp.QMPClient while the guest runs; its return value lands
+        in Result.qmp."""
+        return asyncio.run(self._run(workload, qmp_actions))
+
+    async def _run(self, workload, qmp_actions):
+        from qemu.qmp import QMPClient
+
+        self._make_disk()
+        initrd = self.workdir / "initrd+workload.img"
+        initrd.write_bytes((self.image / "initrd.img").read_bytes()
+                           + workload.cpio())
+        for f in ("console.log", "results.txt", "qmp.sock"):
+            (self.workdir / f).unlink(missing_ok=True)
+        cmd = self.command(initrd)
+        (self.workdir / "cmdline").write_text(shlex.join(cmd) + "\n")
+        stderr_path = self.workdir / "qemu.stderr"
+        t0 = time.monotonic()
+        deadline = t0 + self.timeout_s
+        with open(stderr_path, "wb") as err:
+            proc = await asyncio.create_subprocess_exec(
+                *cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+            qmp = QMPClient("ncq-guest")
+            qmp_result = None
+            try:
+                sock = str(self.workdir / "qmp.sock")
+                while not os.path.exists(sock):
+                    if proc.returncode is not None or \
+                            time.monotonic() > t0 + 30:
+                        break
+                    await asyncio.sleep(0.05)
+                if os.path.exists(sock):
+                    await qmp.connect(sock)
+                    if qmp_actions:
+                        qmp_result = await asyncio.wait_for(
+                            qmp_actions(qmp), deadline - time.monotonic())
+                await asyncio.wait_for(proc.wait(),
+                                       max(1, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                proc.kill()
+                await proc.wait()
+                raise GuestError(
+                    f"guest did not finish within {self.timeout_s} s "
+                    f"(wall clock); killed.\n{self.tail()}")
+            finally:
+                if qmp.runstate.name != "IDLE":
+                    try:
+                        await qmp.disconnect()
+                    except Exception:
+                        pass
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+        wall = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise GuestError(
+                f"QEMU exited with {proc.returncode}: "
+                f"{stderr_path.read_text(errors='replace').strip()[-2000:]}"
+                f"\n{self.tail()}")
+        result = self._parse(wall)
+        result.qmp = qmp_result
+        return result
+
+    def tail(self, lines=40):
+        path = self.workdir / "console.log"
+        if not path.exists():
+            return "(no console output)"
+        text = path.read_text(errors="replace").splitlines()
+        return "--- console tail ---\n" + "\n".join(text[-lines:])
+
+    def _parse(self, wall):
+        raw = (self.workdir / "results.txt").read_text(errors="replace") \
+            if (self.workdir / "results.txt").exists() else ""
+        lines = raw.replace("\r", "").splitlines()
+        try:
+            b = lines.index("NCQ-RESULTS-BEGIN")
+            e = lines.index("NCQ-RESULTS-END", b)
+        except ValueError:
+            raise GuestError(f"guest sent no results.\n{self.tail()}")
+        blob = base64.b64decode("".join(lines[b + 1:e]))
+        status = None
+        for line in lines[e + 1:]:
+            if line.startswith("NCQ-EXIT "):
+                status = int(line.split()[1])
+        files = {}
+        with tarfile.open(fileobj=io.BytesIO(blob), mode="r:gz") as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    name = m.name[2:] if m.name.startswith("./") else m.name
+                    files[name] = tar.extractfile(m).read()
+        collected = {}
+        for name, data in files.items():
+            if name.startswith("collect/"):
+                guest_path = urllib.parse.unquote(name[len("collect/"):])
+                collected[guest_path] = data.decode(errors="replace").strip()
+        console = (self.workdir / "console.log").read_text(errors="replace")
+        return Result(
+            status=status if status is not None else -1,
+            console=console,
+            output=files.get("output.txt", b"").decode(errors="replace"),
+            dmesg=files.get("dmesg.txt", b"").decode(errors="replace"),
+            files=files, collected=collected, wall_s=wall)

@@ -1,0 +1,192 @@
+/*
+ * ncq-model: drive buffer.  Segmented read cache with read-ahead, and the
+ * write-back cache's dirty extents.  Only timing is modelled: the data
+ * itself always lives in the device's backing store.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "ncq-int.h"
+
+uint32_t ncq_pf_progress(const NcqModel *m, int64_t t)
+{
+    if (m->mech != NCQ_MECH_PREFETCH) {
+        return 0;
+    }
+    return ncq_media_done_by(m, m->pf_lba, m->pf_n, m->pf_first, t);
+}
+
+static void ncq_seg_extend(NcqModel *m, NcqSeg *sg, uint64_t end)
+{
+    sg->end = end;
+    if (sg->end - sg->start > m->p.segment_sectors) {
+        sg->start = sg->end - m->p.segment_sectors;
+    }
+}
+
+void ncq_pf_stop(NcqModel *m, int64_t t)
+{
+    uint32_t k;
+
+    if (m->mech != NCQ_MECH_PREFETCH) {
+        return;
+    }
+    k = ncq_pf_progress(m, t);
+    if (m->seg[m->pf_seg].valid && k) {
+        ncq_seg_extend(m, &m->seg[m->pf_seg], m->pf_lba + k);
+    }
+    if (k) {
+        NcqPhys ph;
+
+        ncq_layout_map(m, m->pf_lba + k - 1, &ph);
+        m->cur_cyl = ph.cyl;
+        m->cur_head = ph.head;
+    }
+    m->last_lba_end = m->pf_lba + k;
+    m->mech = NCQ_MECH_IDLE;
+    m->mech_until = t;
+    m->pf_armed = false;
+}
+
+bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t)
+{
+    uint64_t end = lba + n;
+    int i;
+
+    for (i = 0; i < m->ndirty; i++) {
+        if (lba >= m->dirty[i].lba && end <= m->dirty[i].lba + m->dirty[i].n) {
+            return true;
+        }
+    }
+    for (i = 0; i < (int)m->p.cache_segments && i < NCQ_MAX_SEGS; i++) {
+        NcqSeg *sg = &m->seg[i];
+        uint64_t send;
+
+        if (!sg->valid) {
+            continue;
+        }
+        send = sg->end;
+        if (m->mech == NCQ_MECH_PREFETCH && i == m->pf_seg) {
+            send = m->pf_lba + ncq_pf_progress(m, t);
+        }
+        if (lba >= sg->start && end <= send) {
+            sg->lru = ++m->lru_clock;
+            return true;
+        }
+    }
+    return false;
+}
+
+int ncq_cache_fill(NcqModel *m, uint64_t lba, uint32_t n)
+{
+    int nseg = m->p.cache_segments < NCQ_MAX_SEGS ?
+               (int)m->p.cache_segments : NCQ_MAX_SEGS;
+    int i, victim = 0;
+    NcqSeg *sg;
+
+    if (nseg == 0) {
+        return -1;
+    }
+    for (i = 0; i < nseg; i++) {
+        sg = &m->seg[i];
+        if (sg->valid && sg->end == lba) {
+            ncq_seg_extend(m, sg, lba + n);
+            sg->lru = ++m->lru_clock;
+            return i;
+        }
+    }
+    for (i = 0; i < nseg; i++) {
+        if (!m->seg[i].valid) {
+            victim = i;
+            break;
+        }
+        if (m->seg[i].lru < m->seg[victim].lru) {
+            victim = i;
+        }
+    }
+    sg = &m->seg[victim];
+    sg->valid = true;
+    sg->start = lba;
+    ncq_seg_extend(m, sg, lba + n);
+    sg->lru = ++m->lru_clock;
+    return victim;
+}
+
+void ncq_cache_invalidate(NcqModel *m, uint64_t lba, uint32_t n)
+{
+    int i;
+
+    for (i = 0; i < NCQ_MAX_SEGS; i++) {
+        NcqSeg *sg = &m->seg[i];
+
+        if (sg->valid && lba < sg->end && lba + n > sg->start) {
+            sg->valid = false;
+        }
+    }
+}
+
+void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n)
+{
+    uint64_t end = lba + n;
+    int i = 0;
+
+    while (i < m->ndirty) {
+        NcqExtent *e = &m->dirty[i];
+        uint64_t eend = e->lba + e->n;
+
+        if (end <= e->lba || lba >= eend) {
+            i++;
+            continue;
+        }
+        if (lba <= e->lba && end >= eend) {
+            m->dirty_sectors -= e->n;
+            *e = m->dirty[--m->ndirty];
+            continue;
+        }
+        if (lba > e->lba && end < eend) {
+            /* split; drop the tail if there is no room to keep it */
+            m->dirty_sectors -= eend - e->lba - (lba - e->lba);
+            e->n = lba - e->lba;
+            if (m->ndirty < NCQ_MAX_DIRTY) {
+                m->dirty[m->ndirty].lba = end;
+                m->dirty[m->ndirty].n = eend - end;
+                m->dirty_sectors += eend - end;
+                m->ndirty++;
+            }
+        } else if (lba <= e->lba) {
+            m->dirty_sectors -= end - e->lba;
+            e->n = eend - end;
+            e->lba = end;
+        } else {
+            m->dirty_sectors -= eend - lba;
+            e->n = lba - e->lba;
+        }
+        i++;
+    }
+}
+
+bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n)
+{
+    int i;
+
+    ncq_wcache_remove(m, lba, n);
+    if (m->dirty_sectors + n > m->p.write_cache_sectors) {
+        return false;
+    }
+    for (i = 0; i < m->ndirty; i++) {
+        NcqExtent *e = &m->dirty[i];
+
+        if (e->lba + e->n == lba && e->n + n <= NCQ_DESTAGE_MAX * 64) {
+            e->n += n;
+            m->dirty_sectors += n;
+            return true;
+        }
+    }
+    if (m->ndirty >= NCQ_MAX_DIRTY) {
+        return false;
+    }
+    m->dirty[m->ndirty].lba = lba;
+    m->dirty[m->ndirty].n = n;
+    m->ndirty++;
+    m->dirty_sectors += n;
+    return true;
+}

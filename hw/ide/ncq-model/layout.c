@@ -1,0 +1,123 @@
+/*
+ * ncq-model: LBA layout (zones, tracks, skew, spares).
+ *
+ * LBAs fill a cylinder head by head (head 0 first), then the next
+ * cylinder.  Each track holds zone.spt physical sectors of which the last
+ * spare_per_track are not mapped.  Sector s of track (c, h) starts at
+ * rotational position s/spt of a revolution plus the accumulated skew:
+ * track_skew per head switch, cyl_skew per cylinder switch.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include "ncq-int.h"
+
+uint32_t ncq_layout_spt(const NcqModel *m, uint32_t zone)
+{
+    return m->p.zones[zone].spt;
+}
+
+int ncq_layout_init(NcqModel *m, char *err, size_t errlen)
+{
+    const NcqParams *p = &m->p;
+    uint64_t lba = 0;
+    uint32_t i;
+
+    m->layout_sectors = 0;
+    if (p->kind != NCQ_KIND_HDD) {
+        return 0;
+    }
+    for (i = 0; i < p->nzones; i++) {
+        const NcqZone *z = &p->zones[i];
+
+        m->zone_first[i] = lba;
+        lba += (uint64_t)z->cyl_count * p->heads *
+               (z->spt - p->spare_per_track);
+    }
+    m->zone_first[p->nzones] = lba;
+    m->layout_sectors = lba;
+    if (lba < p->capacity) {
+        snprintf(err, errlen, "%s: layout holds %llu sectors, less than "
+                 "capacity %llu", p->name, (unsigned long long)lba,
+                 (unsigned long long)p->capacity);
+        return NCQ_ERR_PARSE;
+    }
+    m->track_skew_u = (uint64_t)p->track_skew_ppb * (NCQ_REV / 1000000000);
+    m->cyl_step_u = ((uint64_t)p->cyl_skew_ppb * (NCQ_REV / 1000000000) +
+                     (uint64_t)(p->heads - 1) * m->track_skew_u) % NCQ_REV;
+    return 0;
+}
+
+void ncq_layout_map(const NcqModel *m, uint64_t lba, NcqPhys *ph)
+{
+    const NcqParams *p = &m->p;
+    uint32_t lo = 0, hi = p->nzones - 1;
+    uint64_t off, track;
+    uint32_t spt;
+
+    while (lo < hi) {
+        uint32_t mid = (lo + hi + 1) / 2;
+
+        if (m->zone_first[mid] <= lba) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    spt = p->zones[lo].spt - p->spare_per_track;
+    off = lba - m->zone_first[lo];
+    track = off / spt;
+    ph->zone = lo;
+    ph->sector = off % spt;
+    ph->head = track % p->heads;
+    ph->cyl = p->zones[lo].cyl_start + track / p->heads;
+}
+
+uint64_t ncq_layout_angle(const NcqModel *m, const NcqPhys *ph)
+{
+    uint64_t spt = m->p.zones[ph->zone].spt;
+    uint64_t skew = ((uint64_t)ph->cyl * m->cyl_step_u +
+                     (uint64_t)ph->head * m->track_skew_u) % NCQ_REV;
+
+    return ((uint64_t)ph->sector * NCQ_REV / spt + skew) % NCQ_REV;
+}
+
+int ncq_model_lba_to_phys(const NcqModel *m, uint64_t lba, NcqPhys *ph)
+{
+    if (m->p.kind != NCQ_KIND_HDD || lba >= m->layout_sectors) {
+        return NCQ_ERR_RANGE;
+    }
+    ncq_layout_map(m, lba, ph);
+    return 0;
+}
+
+int ncq_model_phys_to_lba(const NcqModel *m, const NcqPhys *ph,
+                          uint64_t *lba)
+{
+    const NcqParams *p = &m->p;
+    uint32_t z;
+
+    if (p->kind != NCQ_KIND_HDD || ph->head >= p->heads) {
+        return NCQ_ERR_RANGE;
+    }
+    for (z = 0; z < p->nzones; z++) {
+        const NcqZone *zn = &p->zones[z];
+
+        if (ph->cyl >= zn->cyl_start &&
+            ph->cyl < zn->cyl_start + zn->cyl_count) {
+            if (ph->sector >= zn->spt - p->spare_per_track) {
+                return NCQ_ERR_RANGE;
+            }
+            *lba = m->zone_first[z] +
+                   ((uint64_t)(ph->cyl - zn->cyl_start) * p->heads +
+                    ph->head) * (zn->spt - p->spare_per_track) + ph->sector;
+            return 0;
+        }
+    }
+    return NCQ_ERR_RANGE;
+}
+
+uint64_t ncq_model_layout_sectors(const NcqModel *m)
+{
+    return m->layout_sectors;
+}

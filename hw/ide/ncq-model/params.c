@@ -1,0 +1,708 @@
+/*
+ * ncq-model: parameter files.
+ *
+ * Format (see docs/model.md):
+ *   # comment
+ *   [section]
+ *   key = value      # source of the value
+ * Numbers are decimal, with an optional fraction; no floating point is
+ * used, so parsing does not depend on the C locale.  "zone" and "point"
+ * may repeat; every other key may appear once.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stddef.h>
+#include "ncq-int.h"
+
+typedef enum NcqKeyType {
+    KT_STR,
+    KT_KIND,
+    KT_POLICY,
+    KT_SEEKTYPE,
+    KT_U32,
+    KT_U64,
+    KT_MS,        /* milliseconds -> int64 ns */
+    KT_US,        /* microseconds -> int64 ns */
+    KT_FRAC,      /* fraction of a revolution -> uint32 ppb */
+    KT_MILLI,     /* dimensionless -> uint32 thousandths */
+    KT_BOOL,
+    KT_MBPS,      /* MB/s (1e6 bytes) -> uint64 bytes/s */
+    KT_KIB_SECT,  /* KiB -> uint32 sectors */
+    KT_KIB_BYTES, /* KiB -> uint32 bytes */
+    KT_ZONE,
+    KT_POINT,
+} NcqKeyType;
+
+typedef struct NcqKey {
+    const char *section;
+    const char *key;
+    NcqKeyType type;
+    size_t off;
+    size_t len;
+} NcqKey;
+
+#define K(sec, key, type, field) \
+    { sec, key, type, offsetof(NcqParams, field), \
+      sizeof(((NcqParams *)0)->field) }
+
+static const NcqKey ncq_keys[] = {
+    K("drive", "name", KT_STR, name),
+    K("drive", "model", KT_STR, model),
+    K("drive", "firmware", KT_STR, firmware),
+    K("drive", "kind", KT_KIND, kind),
+    K("drive", "capacity", KT_U64, capacity),
+    K("drive", "rpm", KT_U32, rpm),
+    K("drive", "queue_depth", KT_U32, queue_depth),
+    K("drive", "bus_mb_s", KT_MBPS, bus_bytes_per_s),
+    K("layout", "heads", KT_U32, heads),
+    K("layout", "cylinders", KT_U32, cylinders),
+    K("layout", "zones", KT_U32, nzones),
+    K("layout", "outer_spt", KT_U32, zones[0].spt),
+    K("layout", "inner_spt", KT_U32, zones[1].spt),
+    K("layout", "spare_per_track", KT_U32, spare_per_track),
+    K("layout", "track_skew", KT_FRAC, track_skew_ppb),
+    K("layout", "cyl_skew", KT_FRAC, cyl_skew_ppb),
+    K("layout", "zone", KT_ZONE, zones),
+    K("seek", "type", KT_SEEKTYPE, seek_type),
+    K("seek", "a_ms", KT_MS, seek_a_ns),
+    K("seek", "b_ms", KT_MS, seek_b_ns),
+    K("seek", "x", KT_U32, seek_x),
+    K("seek", "c_ms", KT_MS, seek_c_ns),
+    K("seek", "e_ms", KT_MS, seek_e_ns),
+    K("seek", "point", KT_POINT, seek_points),
+    K("seek", "head_switch_ms", KT_MS, head_switch_ns),
+    K("seek", "write_settle_ms", KT_MS, write_settle_ns),
+    K("seek", "jitter_ms", KT_MS, seek_jitter_ns),
+    K("overhead", "read_miss_ms", KT_MS, ovh_read_miss_ns),
+    K("overhead", "read_hit_ms", KT_MS, ovh_read_hit_ns),
+    K("overhead", "write_ms", KT_MS, ovh_write_ns),
+    K("overhead", "other_ms", KT_MS, ovh_other_ns),
+    K("cache", "segments", KT_U32, cache_segments),
+    K("cache", "segment_kib", KT_KIB_SECT, segment_sectors),
+    K("cache", "readahead_kib", KT_KIB_SECT, readahead_sectors),
+    K("cache", "write_cache_kib", KT_KIB_SECT, write_cache_sectors),
+    K("cache", "write_cache", KT_BOOL, write_cache),
+    K("firmware", "policy", KT_POLICY, policy),
+    K("firmware", "aging_weight", KT_MILLI, aging_weight_milli),
+    K("firmware", "starvation_timeout_ms", KT_MS, starvation_timeout_ns),
+    K("firmware", "prio_timeout_ms", KT_MS, prio_timeout_ns),
+    K("firmware", "honour_prio", KT_BOOL, honour_prio),
+    K("firmware", "clustering_sectors", KT_U32, clustering_sectors),
+    K("firmware", "window", KT_U32, sched_window),
+    K("firmware", "eval_us", KT_US, sched_eval_ns),
+    K("firmware", "zero_latency", KT_BOOL, zero_latency),
+    K("firmware", "plan_ahead", KT_BOOL, plan_ahead),
+    K("ssd", "channels", KT_U32, channels),
+    K("ssd", "dies_per_channel", KT_U32, dies_per_channel),
+    K("ssd", "page_kib", KT_KIB_BYTES, page_bytes),
+    K("ssd", "page_read_us", KT_US, page_read_ns),
+    K("ssd", "page_program_us", KT_US, page_program_ns),
+    K("ssd", "channel_mb_s", KT_MBPS, channel_bytes_per_s),
+    K("ssd", "write_buffer_kib", KT_KIB_BYTES, write_buffer_bytes),
+    K("ssd", "read_cmd_us", KT_US, ssd_read_cmd_ns),
+    K("ssd", "write_cmd_us", KT_US, ssd_write_cmd_ns),
+};
+
+#define NCQ_NKEYS (sizeof(ncq_keys) / sizeof(ncq_keys[0]))
+
+static const char *const ncq_required[] = {
+    "drive.name", "drive.model", "drive.kind", "drive.capacity",
+};
+
+/* Parse "123.456" into value * 10^9.  Returns 0 or -1. */
+static int ncq_parse_fixed(const char *s, int64_t *out)
+{
+    int64_t ip = 0, fp = 0, scale = 1000000000;
+    int digits = 0;
+
+    if (*s < '0' || *s > '9') {
+        return -1;
+    }
+    while (*s >= '0' && *s <= '9') {
+        if (ip > (INT64_MAX / 1000000000 - 9) / 10) {
+            return -1;
+        }
+        ip = ip * 10 + (*s++ - '0');
+    }
+    if (*s == '.') {
+        s++;
+        if (*s < '0' || *s > '9') {
+            return -1;
+        }
+        while (*s >= '0' && *s <= '9') {
+            if (scale > 1) {
+                scale /= 10;
+                fp += (*s - '0') * scale;
+            }
+            s++;
+            digits++;
+        }
+    }
+    if (*s) {
+        return -1;
+    }
+    *out = ip * 1000000000 + fp;
+    return 0;
+}
+
+static int ncq_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (*s < '0' || *s > '9') {
+        return -1;
+    }
+    while (*s >= '0' && *s <= '9') {
+        if (v > (max - (*s - '0')) / 10) {
+            return -1;
+        }
+        v = v * 10 + (*s++ - '0');
+    }
+    if (*s) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static char *ncq_trim(char *s)
+{
+    char *e;
+
+    while (*s == ' ' || *s == '\t') {
+        s++;
+    }
+    e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) {
+        *--e = 0;
+    }
+    return s;
+}
+
+/* Split @s on blanks into at most @max words. */
+static int ncq_words(char *s, char **w, int max)
+{
+    int n = 0;
+
+    for (;;) {
+        while (*s == ' ' || *s == '\t') {
+            s++;
+        }
+        if (!*s) {
+            return n;
+        }
+        if (n == max) {
+            return max + 1;
+        }
+        w[n++] = s;
+        while (*s && *s != ' ' && *s != '\t') {
+            s++;
+        }
+        if (*s) {
+            *s++ = 0;
+        }
+    }
+}
+
+static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
+                       const char **why)
+{
+    char *base = (char *)p + k->off;
+    int64_t fx;
+    uint64_t u;
+
+    switch (k->type) {
+    case KT_STR:
+        if (strlen(val) >= k->len) {
+            *why = "string too long";
+            return -1;
+        }
+        strcpy(base, val);
+        return 0;
+    case KT_KIND:
+        if (!strcmp(val, "hdd")) {
+            p->kind = NCQ_KIND_HDD;
+        } else if (!strcmp(val, "ssd")) {
+            p->kind = NCQ_KIND_SSD;
+        } else {
+            *why = "expected hdd or ssd";
+            return -1;
+        }
+        return 0;
+    case KT_POLICY:
+        if (ncq_policy_from_name(val, &p->policy) < 0) {
+            *why = "expected fcfs, sstf, clook, sptf or aged-sptf";
+            return -1;
+        }
+        return 0;
+    case KT_SEEKTYPE:
+        if (!strcmp(val, "twopart")) {
+            p->seek_type = NCQ_SEEK_TWOPART;
+        } else if (!strcmp(val, "table")) {
+            p->seek_type = NCQ_SEEK_TABLE;
+        } else {
+            *why = "expected twopart or table";
+            return -1;
+        }
+        return 0;
+    case KT_U32:
+        if (ncq_parse_uint(val, UINT32_MAX, &u) < 0) {
+            *why = "expected an unsigned 32-bit integer";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)u;
+        return 0;
+    case KT_U64:
+        if (ncq_parse_uint(val, UINT64_MAX, &u) < 0) {
+            *why = "expected an unsigned integer";
+            return -1;
+        }
+        *(uint64_t *)base = u;
+        return 0;
+    case KT_BOOL:
+        if (!strcmp(val, "on") || !strcmp(val, "yes") ||
+            !strcmp(val, "true") || !strcmp(val, "1")) {
+            *(bool *)base = true;
+        } else if (!strcmp(val, "off") || !strcmp(val, "no") ||
+                   !strcmp(val, "false") || !strcmp(val, "0")) {
+            *(bool *)base = false;
+        } else {
+            *why = "expected on or off";
+            return -1;
+        }
+        return 0;
+    case KT_ZONE: {
+        char *w[4];
+        uint64_t v[3];
+        int i;
+
+        if (ncq_words(val, w, 3) != 3) {
+            *why = "expected: zone = first_cylinder cylinders spt";
+            return -1;
+        }
+        for (i = 0; i < 3; i++) {
+            if (ncq_parse_uint(w[i], UINT32_MAX, &v[i]) < 0) {
+                *why = "expected unsigned integers";
+                return -1;
+            }
+        }
+        if (p->nzones >= NCQ_MAX_ZONES) {
+            *why = "too many zones";
+            return -1;
+        }
+        p->zones[p->nzones].cyl_start = v[0];
+        p->zones[p->nzones].cyl_count = v[1];
+        p->zones[p->nzones].spt = v[2];
+        p->nzones++;
+        return 0;
+    }
+    case KT_POINT: {
+        char *w[3];
+
+        if (ncq_words(val, w, 2) != 2 ||
+            ncq_parse_uint(w[0], UINT32_MAX, &u) < 0 ||
+            ncq_parse_fixed(w[1], &fx) < 0) {
+            *why = "expected: point = distance milliseconds";
+            return -1;
+        }
+        if (p->seek_npoints >= NCQ_MAX_SEEK_POINTS) {
+            *why = "too many seek points";
+            return -1;
+        }
+        if (p->seek_npoints &&
+            p->seek_points[p->seek_npoints - 1].dist >= u) {
+            *why = "distances must increase";
+            return -1;
+        }
+        p->seek_points[p->seek_npoints].dist = u;
+        p->seek_points[p->seek_npoints].ns = fx / 1000;
+        p->seek_npoints++;
+        return 0;
+    }
+    default:
+        break;
+    }
+    if (ncq_parse_fixed(val, &fx) < 0) {
+        *why = "expected a non-negative decimal number";
+        return -1;
+    }
+    switch (k->type) {
+    case KT_MS:
+        *(int64_t *)base = fx / 1000;
+        return 0;
+    case KT_US:
+        *(int64_t *)base = fx / 1000000;
+        return 0;
+    case KT_FRAC:
+        if (fx >= 1000000000) {
+            *why = "fraction of a revolution must be below 1";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)fx;
+        return 0;
+    case KT_MILLI:
+        if (fx / 1000000 > UINT32_MAX) {
+            *why = "value too large";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)(fx / 1000000);
+        return 0;
+    case KT_MBPS:
+        *(uint64_t *)base = (uint64_t)(fx / 1000);
+        return 0;
+    case KT_KIB_SECT:
+        if (fx / 1000000000 > UINT32_MAX / 2) {
+            *why = "value too large";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)(fx / 1000000000 * 2);
+        return 0;
+    case KT_KIB_BYTES:
+        if (fx / 1000000000 > UINT32_MAX / 1024) {
+            *why = "value too large";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)(fx / 1000000000 * 1024);
+        return 0;
+    default:
+        *why = "internal: bad key type";
+        return -1;
+    }
+}
+
+static void ncq_defaults(NcqParams *p)
+{
+    memset(p, 0, sizeof(*p));
+    strcpy(p->firmware, "1.0");
+    p->queue_depth = 32;
+    p->bus_bytes_per_s = 300000000;
+    p->policy = NCQ_POLICY_SPTF;
+    p->cache_segments = 16;
+    p->segment_sectors = 1024;
+    p->write_cache_sectors = 8192;
+    p->write_cache = true;
+    p->rpm = 1;
+}
+
+int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
+{
+    uint32_t i;
+
+#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); \
+                      return NCQ_ERR_PARSE; } while (0)
+    if (!p->name[0] || !p->model[0]) {
+        BAD("%s: name and model must be set", p->name);
+    }
+    if (p->capacity == 0) {
+        BAD("%s: capacity must be positive", p->name);
+    }
+    if (p->queue_depth < 1 || p->queue_depth > NCQ_MAX_TAGS) {
+        BAD("%s: queue_depth must be 1..32", p->name);
+    }
+    if (p->bus_bytes_per_s < 1000000) {
+        BAD("%s: bus_mb_s must be at least 1", p->name);
+    }
+    if (p->kind == NCQ_KIND_SSD) {
+        if (p->channels < 1 || p->channels > NCQ_SSD_MAX_CH ||
+            p->dies_per_channel < 1 ||
+            p->dies_per_channel > NCQ_SSD_MAX_DIE) {
+            BAD("%s: ssd channels and dies_per_channel must be 1..16",
+                p->name);
+        }
+        if (p->page_bytes < 512 || p->page_bytes % 512) {
+            BAD("%s: ssd page_kib must be a multiple of 0.5", p->name);
+        }
+        if (p->channel_bytes_per_s < 1000000) {
+            BAD("%s: ssd channel_mb_s must be at least 1", p->name);
+        }
+        if (p->write_buffer_bytes < p->page_bytes ||
+            p->write_buffer_bytes / p->page_bytes > NCQ_SSD_CHUNKS - 2) {
+            BAD("%s: ssd write buffer must hold 1..%d pages", p->name,
+                NCQ_SSD_CHUNKS - 2);
+        }
+        return 0;
+    }
+    if (p->rpm < 1000 || p->rpm > 30000) {
+        BAD("%s: rpm must be 1000..30000", p->name);
+    }
+    if (p->heads < 1 || p->heads > 255) {
+        BAD("%s: heads must be 1..255", p->name);
+    }
+    if (p->nzones < 1 || p->nzones > NCQ_MAX_ZONES) {
+        BAD("%s: need 1..%d zones", p->name, NCQ_MAX_ZONES);
+    }
+    for (i = 0; i < p->nzones; i++) {
+        const NcqZone *z = &p->zones[i];
+        uint32_t expect = i ? p->zones[i - 1].cyl_start +
+                          p->zones[i - 1].cyl_count : 0;
+
+        if (z->cyl_start != expect || z->cyl_count == 0) {
+            BAD("%s: zone %u must start at cylinder %u and be non-empty",
+                p->name, i, expect);
+        }
+        if (z->spt <= p->spare_per_track || z->spt > 100000) {
+            BAD("%s: zone %u sectors per track out of range", p->name, i);
+        }
+    }
+    if (p->seek_type == NCQ_SEEK_TABLE && p->seek_npoints < 2) {
+        BAD("%s: seek table needs at least 2 points", p->name);
+    }
+    if (p->seek_type == NCQ_SEEK_TWOPART && p->seek_b_ns > 100000000) {
+        BAD("%s: seek b_ms too large", p->name);
+    }
+    if (p->segment_sectors == 0 && p->cache_segments) {
+        BAD("%s: segment_kib must be positive", p->name);
+    }
+#undef BAD
+    return 0;
+}
+
+/* Build nzones zones from outer/inner spt (stored in zones[0..1]). */
+static void ncq_analytic_zones(NcqParams *p)
+{
+    uint32_t outer = p->zones[0].spt, inner = p->zones[1].spt;
+    uint32_t n = p->nzones, i, per = p->cylinders / n, start = 0;
+
+    for (i = 0; i < n; i++) {
+        NcqZone *z = &p->zones[i];
+
+        z->cyl_start = start;
+        z->cyl_count = i + 1 == n ? p->cylinders - start : per;
+        z->spt = n == 1 ? outer :
+                 outer - (uint32_t)((uint64_t)(outer - inner) * i / (n - 1));
+        start += z->cyl_count;
+    }
+}
+
+int ncq_params_parse(const char *text, const char *fname,
+                     NcqParams **out, char *err, size_t errlen)
+{
+    NcqParams *p = calloc(1, sizeof(*p));
+    bool seen[NCQ_NKEYS];
+    char section[32] = "";
+    char line[512];
+    const char *s = text;
+    int lineno = 0, explicit_zones = 0, analytic = 0;
+    size_t i;
+
+    *out = NULL;
+    if (!p) {
+        snprintf(err, errlen, "%s: out of memory", fname);
+        return NCQ_ERR_NOMEM;
+    }
+    ncq_defaults(p);
+    memset(seen, 0, sizeof(seen));
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        char *l, *eq, *key, *val, *hash;
+        const NcqKey *k = NULL;
+        const char *why = NULL;
+
+        lineno++;
+        if (len >= sizeof(line)) {
+            snprintf(err, errlen, "%s:%d: line too long", fname, lineno);
+            goto fail;
+        }
+        memcpy(line, s, len);
+        line[len] = 0;
+        s += len + (nl ? 1 : 0);
+        hash = strchr(line, '#');
+        if (hash) {
+            *hash = 0;
+        }
+        l = ncq_trim(line);
+        if (!*l) {
+            continue;
+        }
+        if (*l == '[') {
+            char *e = strchr(l, ']');
+
+            if (!e || e[1] || e - l - 1 <= 0 ||
+                (size_t)(e - l - 1) >= sizeof(section)) {
+                snprintf(err, errlen, "%s:%d: malformed section header",
+                         fname, lineno);
+                goto fail;
+            }
+            *e = 0;
+            strcpy(section, l + 1);
+            continue;
+        }
+        eq = strchr(l, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected key = value", fname,
+                     lineno);
+            goto fail;
+        }
+        *eq = 0;
+        key = ncq_trim(l);
+        val = ncq_trim(eq + 1);
+        for (i = 0; i < NCQ_NKEYS; i++) {
+            if (!strcmp(ncq_keys[i].section, section) &&
+                !strcmp(ncq_keys[i].key, key)) {
+                k = &ncq_keys[i];
+                break;
+            }
+        }
+        if (!k) {
+            snprintf(err, errlen, "%s:%d: key '%s': unknown key in "
+                     "section [%s]", fname, lineno, key, section);
+            goto fail;
+        }
+        if (seen[i] && k->type != KT_ZONE && k->type != KT_POINT) {
+            snprintf(err, errlen, "%s:%d: key '%s': duplicate", fname,
+                     lineno, key);
+            goto fail;
+        }
+        if (!*val) {
+            snprintf(err, errlen, "%s:%d: key '%s': missing value", fname,
+                     lineno, key);
+            goto fail;
+        }
+        if (k->type == KT_ZONE) {
+            if (analytic) {
+                snprintf(err, errlen, "%s:%d: key '%s': cannot mix zone "
+                         "lines with zones/outer_spt/inner_spt", fname,
+                         lineno, key);
+                goto fail;
+            }
+            explicit_zones++;
+        }
+        if (!strcmp(section, "layout") &&
+            (!strcmp(key, "zones") || !strcmp(key, "outer_spt") ||
+             !strcmp(key, "inner_spt"))) {
+            if (explicit_zones) {
+                snprintf(err, errlen, "%s:%d: key '%s': cannot mix with "
+                         "zone lines", fname, lineno, key);
+                goto fail;
+            }
+            analytic++;
+        }
+        if (ncq_set_key(p, k, val, &why) < 0) {
+            snprintf(err, errlen, "%s:%d: key '%s': %s", fname, lineno, key,
+                     why);
+            goto fail;
+        }
+        seen[i] = true;
+    }
+    for (i = 0; i < sizeof(ncq_required) / sizeof(ncq_required[0]); i++) {
+        size_t j;
+
+        for (j = 0; j < NCQ_NKEYS; j++) {
+            char full[64];
+
+            snprintf(full, sizeof(full), "%s.%s", ncq_keys[j].section,
+                     ncq_keys[j].key);
+            if (!strcmp(full, ncq_required[i]) && !seen[j]) {
+                snprintf(err, errlen, "%s:%d: key '%s': missing required "
+                         "key", fname, lineno, ncq_required[i]);
+                goto fail;
+            }
+        }
+    }
+    if (p->kind == NCQ_KIND_HDD && analytic) {
+        if (analytic != 3 || p->nzones < 1 || p->nzones > NCQ_MAX_ZONES ||
+            p->cylinders < p->nzones || p->zones[1].spt > p->zones[0].spt) {
+            snprintf(err, errlen, "%s: key 'layout.zones': zones, outer_spt "
+                     ">= inner_spt and cylinders >= zones are all needed",
+                     fname);
+            goto fail;
+        }
+        ncq_analytic_zones(p);
+    } else if (p->kind == NCQ_KIND_HDD && explicit_zones &&
+               p->cylinders == 0) {
+        p->cylinders = p->zones[p->nzones - 1].cyl_start +
+                       p->zones[p->nzones - 1].cyl_count;
+    }
+    if (ncq_params_validate(p, err, errlen) < 0) {
+        char tmp[256];
+
+        snprintf(tmp, sizeof(tmp), "%s", err);
+        snprintf(err, errlen, "%s: %s", fname, tmp);
+        goto fail;
+    }
+    *out = p;
+    return 0;
+fail:
+    free(p);
+    return NCQ_ERR_PARSE;
+}
+
+int ncq_params_load_file(const char *path, NcqParams **out,
+                         char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    int rc;
+
+    *out = NULL;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return NCQ_ERR_IO;
+    }
+    buf = malloc(1 << 20);
+    if (!buf) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NCQ_ERR_NOMEM;
+    }
+    n = fread(buf, 1, (1 << 20) - 1, f);
+    if (ferror(f) || n == (1 << 20) - 1) {
+        fclose(f);
+        free(buf);
+        snprintf(err, errlen, "%s: read error or larger than 1 MiB", path);
+        return NCQ_ERR_IO;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (memchr(buf, 0, n)) {
+        free(buf);
+        snprintf(err, errlen, "%s: not a text file", path);
+        return NCQ_ERR_PARSE;
+    }
+    rc = ncq_params_parse(buf, path, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+void ncq_params_free(NcqParams *p)
+{
+    free(p);
+}
+
+const char *ncq_params_builtin_text(const char *name)
+{
+    int i;
+
+    for (i = 0; i < ncq_builtin_count; i++) {
+        if (!strcmp(ncq_builtin_names[i], name)) {
+            return ncq_builtin_texts[i];
+        }
+    }
+    return NULL;
+}
+
+NcqParams *ncq_params_builtin(const char *name)
+{
+    const char *text = name ? ncq_params_builtin_text(name) : NULL;
+    NcqParams *p;
+    char err[256], fname[64];
+
+    if (!text) {
+        return NULL;
+    }
+    snprintf(fname, sizeof(fname), "%s.ncqm", name);
+    if (ncq_params_parse(text, fname, &p, err, sizeof(err)) < 0) {
+        return NULL;
+    }
+    return p;
+}
+
+const char *ncq_params_builtin_names(void)
+{
+    return ncq_builtin_list;
+}

@@ -1,0 +1,413 @@
+/*
+ * ncq-model: firmware queue and scheduler (FCFS, SSTF, C-LOOK, SPTF, aged
+ * SPTF), starvation and priority time-outs, in-queue clustering, and the
+ * mechanism's idle work (read-ahead, destage).
+ *
+ * Decisions happen only when the mechanism becomes free or when a command
+ * arrives at an idle mechanism, so their times do not depend on how the
+ * caller polls the model.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "ncq-int.h"
+
+static int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
+{
+    return s->cmd.op == NCQ_OP_WRITE ? m->p.ovh_write_ns :
+           m->p.ovh_read_miss_ns;
+}
+
+static void ncq_q_remove(NcqModel *m, int idx)
+{
+    int i;
+
+    for (i = 0; i < m->nq; i++) {
+        if (m->qorder[i] == idx) {
+            for (; i + 1 < m->nq; i++) {
+                m->qorder[i] = m->qorder[i + 1];
+            }
+            m->nq--;
+            return;
+        }
+    }
+}
+
+int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
+                   int64_t *decide_ns)
+{
+    const NcqSettings *s = &m->s;
+    int cand[NCQ_SLOTS];
+    int ncand = 0, i, best = -1, best_pure = -1;
+    bool any_low = false;
+
+    *decide_ns = 0;
+    if (m->nq == 0) {
+        return -1;
+    }
+    if (m->nq == 1) {
+        *reason = NCQ_REASON_ONLY;
+        return m->qorder[0];
+    }
+    if (s->honour_prio && s->prio_timeout_ns > 0) {
+        for (i = 0; i < m->nq; i++) {
+            NcqSlot *q = &m->slot[m->qorder[i]];
+
+            if (q->cmd.prio && t - q->c.arrival_ns >= s->prio_timeout_ns) {
+                *reason = NCQ_REASON_TIMEOUT;
+                m->st.prio_forced++;
+                return m->qorder[i];
+            }
+        }
+    }
+    if (s->starvation_timeout_ns > 0 &&
+        t - m->slot[m->qorder[0]].c.arrival_ns >= s->starvation_timeout_ns) {
+        *reason = NCQ_REASON_TIMEOUT;
+        m->st.timeouts_forced++;
+        return m->qorder[0];
+    }
+    for (i = 0; i < m->nq; i++) {
+        NcqSlot *q = &m->slot[m->qorder[i]];
+
+        if (s->honour_prio && !q->cmd.prio) {
+            any_low = true;
+            continue;
+        }
+        cand[ncand++] = m->qorder[i];
+    }
+    if (ncand == 0) {
+        /* no high priority command: everyone is a candidate */
+        any_low = false;
+        for (i = 0; i < m->nq; i++) {
+            cand[ncand++] = m->qorder[i];
+        }
+    }
+    if (m->p.plan_ahead) {
+        /* only commands known when the previous access was planned */
+        int k = 0;
+
+        for (i = 0; i < ncand; i++) {
+            if (m->slot[cand[i]].c.arrival_ns <= m->plan_cutoff) {
+                cand[k++] = cand[i];
+            }
+        }
+        if (k > 0) {
+            ncand = k;
+        }
+    }
+    if (m->p.sched_window && (uint32_t)ncand > m->p.sched_window) {
+        ncand = m->p.sched_window;
+    }
+    *reason = any_low ? NCQ_REASON_PRIORITY : NCQ_REASON_POLICY;
+    if (ncand == 1) {
+        return cand[0];
+    }
+
+    switch (s->policy) {
+    case NCQ_POLICY_FCFS:
+        best = cand[0];
+        break;
+    case NCQ_POLICY_SSTF: {
+        uint32_t bd = UINT32_MAX;
+
+        for (i = 0; i < ncand; i++) {
+            NcqSlot *q = &m->slot[cand[i]];
+            uint32_t d = q->cyl > m->cur_cyl ? q->cyl - m->cur_cyl :
+                         m->cur_cyl - q->cyl;
+
+            if (d < bd) {
+                bd = d;
+                best = cand[i];
+            }
+        }
+        break;
+    }
+    case NCQ_POLICY_CLOOK: {
+        int wrap = -1;
+
+        for (i = 0; i < ncand; i++) {
+            NcqSlot *q = &m->slot[cand[i]];
+
+            if (q->cmd.lba >= m->last_lba_end) {
+                if (best < 0 || q->cmd.lba < m->slot[best].cmd.lba) {
+                    best = cand[i];
+                }
+            } else if (wrap < 0 || q->cmd.lba < m->slot[wrap].cmd.lba) {
+                wrap = cand[i];
+            }
+        }
+        if (best < 0) {
+            best = wrap;
+        }
+        break;
+    }
+    case NCQ_POLICY_SPTF:
+    case NCQ_POLICY_ASPTF:
+    default: {
+        int64_t dec = m->p.sched_eval_ns * ncand;
+        int64_t be = INT64_MAX, bp = INT64_MAX;
+
+        *decide_ns = dec;
+        for (i = 0; i < ncand; i++) {
+            NcqSlot *q = &m->slot[cand[i]];
+            int64_t sk, eff;
+            int64_t pos = ncq_position_time(m, m->cur_cyl, m->cur_head,
+                                            t + dec + ncq_cmd_overhead(m, q),
+                                            q, &sk);
+
+            if (pos < bp) {
+                bp = pos;
+                best_pure = cand[i];
+            }
+            eff = pos;
+            if (s->policy == NCQ_POLICY_ASPTF) {
+                /* credit = weight * age = age_us * weight_milli */
+                int64_t age_us = (t - q->c.arrival_ns) / 1000;
+                int64_t w = s->aging_weight_milli;
+
+                eff -= w && age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 :
+                       age_us * w;
+            }
+            if (eff < be) {
+                be = eff;
+                best = cand[i];
+            }
+        }
+        if (best != best_pure && *reason == NCQ_REASON_POLICY) {
+            *reason = NCQ_REASON_AGED;
+        }
+        break;
+    }
+    }
+    return best;
+}
+
+/* Start one destage access of dirty data (C-LOOK order). */
+static void ncq_start_destage(NcqModel *m, int64_t t)
+{
+    int i, best = -1, wrap = -1;
+    NcqSlot tmp;
+    NcqPhys ph;
+    int64_t sk, pos, end;
+    uint32_t n, ec, eh;
+    uint64_t lba;
+
+    for (i = 0; i < m->ndirty; i++) {
+        uint64_t l = m->dirty[i].lba;
+
+        if (l >= m->last_lba_end) {
+            if (best < 0 || l < m->dirty[best].lba) {
+                best = i;
+            }
+        } else if (wrap < 0 || l < m->dirty[wrap].lba) {
+            wrap = i;
+        }
+    }
+    if (best < 0) {
+        best = wrap;
+    }
+    lba = m->dirty[best].lba;
+    n = m->dirty[best].n < NCQ_DESTAGE_MAX ? m->dirty[best].n :
+        NCQ_DESTAGE_MAX;
+    ncq_wcache_remove(m, lba, n);
+    ncq_layout_map(m, lba, &ph);
+    tmp.cmd.op = NCQ_OP_WRITE;
+    tmp.cyl = ph.cyl;
+    tmp.head = ph.head;
+    tmp.angle = ncq_layout_angle(m, &ph);
+    pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
+    end = ncq_media_walk(m, lba, n, t + pos, &ec, &eh, NULL, NULL, 0);
+    m->mech = NCQ_MECH_DESTAGE;
+    m->mech_until = end;
+    m->cur_cyl = ec;
+    m->cur_head = eh;
+    m->last_lba_end = lba + n;
+    m->destage.lba = lba;
+    m->destage.n = n;
+    m->st.sectors_written += n;
+}
+
+static void ncq_start_prefetch(NcqModel *m, int64_t t)
+{
+    uint64_t lba = m->last_lba_end;
+    uint64_t n = m->p.readahead_sectors;
+    NcqSlot tmp;
+    NcqPhys ph;
+    int64_t sk, pos;
+    uint32_t ec, eh;
+
+    m->pf_armed = false;
+    if (lba >= m->p.capacity || !m->seg[m->pf_seg].valid ||
+        m->seg[m->pf_seg].end != lba) {
+        return;
+    }
+    if (n > m->p.capacity - lba) {
+        n = m->p.capacity - lba;
+    }
+    ncq_layout_map(m, lba, &ph);
+    tmp.cmd.op = NCQ_OP_READ;
+    tmp.cyl = ph.cyl;
+    tmp.head = ph.head;
+    tmp.angle = ncq_layout_angle(m, &ph);
+    pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
+    m->pf_lba = lba;
+    m->pf_n = n;
+    m->pf_first = t + pos;
+    m->mech = NCQ_MECH_PREFETCH;
+    m->mech_until = ncq_media_walk(m, lba, n, t + pos, &ec, &eh,
+                                   NULL, NULL, 0);
+    m->cur_cyl = ph.cyl;
+    m->cur_head = ph.head;
+}
+
+static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
+                      int64_t decide_ns)
+{
+    NcqSlot *lead = &m->slot[idx];
+    int members[NCQ_SLOTS];
+    uint32_t marks[NCQ_SLOTS];
+    int64_t mark_t[NCQ_SLOTS];
+    int nm = 1, i;
+    uint64_t end = lead->cmd.lba + lead->cmd.sectors;
+    uint32_t total = lead->cmd.sectors, ec, eh;
+    int64_t ovh, ts, sk, ta, rot, t_first, t_end;
+    bool wr = lead->cmd.op == NCQ_OP_WRITE;
+
+    ncq_q_remove(m, idx);
+    members[0] = idx;
+    marks[0] = total;
+    if (m->s.clustering_sectors && lead->cmd.queued) {
+        bool found = true;
+
+        while (found) {
+            found = false;
+            for (i = 0; i < m->nq; i++) {
+                NcqSlot *f = &m->slot[m->qorder[i]];
+
+                if (f->cmd.op == lead->cmd.op && f->cmd.lba == end &&
+                    f->cmd.fua == lead->cmd.fua &&
+                    total + f->cmd.sectors <= m->s.clustering_sectors) {
+                    members[nm] = m->qorder[i];
+                    total += f->cmd.sectors;
+                    marks[nm] = total;
+                    nm++;
+                    end += f->cmd.sectors;
+                    ncq_q_remove(m, members[nm - 1]);
+                    found = true;
+                    break;
+                }
+            }
+        }
+    }
+
+    ovh = ncq_cmd_overhead(m, lead) + decide_ns;
+    ts = t + ovh;
+    ncq_position_time(m, m->cur_cyl, m->cur_head, ts, lead, &sk);
+    if (sk && m->p.seek_jitter_ns) {
+        sk += (int64_t)(ncq_rng_next(&m->rng) %
+                        (uint64_t)(m->p.seek_jitter_ns + 1));
+    }
+    ta = ts + sk;
+    if (wr && ta < t + ncq_bus_ns(m, total)) {
+        ta = t + ncq_bus_ns(m, total);   /* data not yet in the buffer */
+    }
+    rot = ncq_rot_wait(m, ta, lead->angle);
+    t_first = ta + rot;
+    t_end = ncq_media_walk(m, lead->cmd.lba, total, t_first, &ec, &eh,
+                           marks, mark_t, nm);
+    m->access_seq++;
+    for (i = 0; i < nm; i++) {
+        NcqSlot *s = &m->slot[members[i]];
+        NcqCompletion *c = &s->c;
+
+        c->dispatch_ns = t;
+        c->overhead_ns = ovh;
+        c->seek_ns = sk;
+        c->rotate_ns = ta - ts - sk + rot;
+        c->transfer_ns = mark_t[i] - t_first;
+        c->media_start_ns = ts;
+        c->media_end_ns = t_end;
+        c->access_id = m->access_seq;
+        c->cache_hit = false;
+        c->reason = i == 0 ? reason : NCQ_REASON_CLUSTERED;
+        if (wr) {
+            c->complete_ns = mark_t[i];
+        } else {
+            int64_t bus = t_first + ncq_bus_ns(m, marks[i]);
+
+            c->complete_ns = (mark_t[i] > bus ? mark_t[i] : bus) +
+                             ncq_bus_ns(m, 1);
+        }
+        s->state = NCQ_SLOT_SERVICE;
+        s->done_seq = ++m->done_seq;
+    }
+    m->st.clustered += nm - 1;
+    m->mech = NCQ_MECH_CMD;
+    m->mech_until = t_end;
+    m->plan_cutoff = t;
+    m->cur_cyl = ec;
+    m->cur_head = eh;
+    m->last_lba_end = end;
+    if (wr) {
+        ncq_cache_invalidate(m, lead->cmd.lba, total);
+        ncq_wcache_remove(m, lead->cmd.lba, total);
+        m->pf_armed = false;
+        m->st.sectors_written += total;
+    } else {
+        m->pf_seg = ncq_cache_fill(m, lead->cmd.lba, total);
+        m->pf_armed = m->pf_seg >= 0 && m->p.readahead_sectors > 0;
+        m->st.sectors_read += total;
+    }
+}
+
+void ncq_mech_decide(NcqModel *m, int64_t t)
+{
+    for (;;) {
+        NcqReason reason;
+        int64_t dec;
+        int idx;
+
+        if (m->mech != NCQ_MECH_IDLE) {
+            return;
+        }
+        if (m->nq == 0) {
+            if (m->pf_armed) {
+                ncq_start_prefetch(m, t);
+                if (m->mech != NCQ_MECH_IDLE) {
+                    return;
+                }
+            }
+            if (m->ndirty > 0) {
+                ncq_start_destage(m, t);
+            }
+            return;
+        }
+        if (m->qorder[0] == NCQ_MAX_TAGS &&
+            m->slot[NCQ_MAX_TAGS].cmd.op == NCQ_OP_FLUSH) {
+            NcqSlot *s = &m->slot[NCQ_MAX_TAGS];
+
+            if (s->c.dispatch_ns < 0) {
+                s->c.dispatch_ns = t;
+            }
+            if (m->ndirty > 0) {
+                ncq_start_destage(m, t);
+                return;
+            }
+            ncq_q_remove(m, NCQ_MAX_TAGS);
+            s->c.overhead_ns = m->p.ovh_other_ns;
+            s->c.transfer_ns = t - s->c.dispatch_ns;
+            s->c.complete_ns = t + m->p.ovh_other_ns;
+            s->c.reason = NCQ_REASON_ONLY;
+            s->state = NCQ_SLOT_SERVICE;
+            s->done_seq = ++m->done_seq;
+            continue;
+        }
+        if (m->ndirty > 0 &&
+            m->dirty_sectors * 4 >= (uint64_t)m->p.write_cache_sectors * 3) {
+            ncq_start_destage(m, t);
+            return;
+        }
+        idx = ncq_sched_pick(m, t, &reason, &dec);
+        ncq_serve(m, idx, t, reason, dec);
+        return;
+    }
+}

@@ -1,0 +1,420 @@
+#!/bin/bash
+# Build the ncq-disk guest image: a kernel (vmlinuz) and an initramfs (initrd.img)
+# made from Debian packages only.  See docs/guest-image.md.
+#
+#   images/build-image.sh                              # Debian 12's current kernel
+#   images/build-image.sh --kernel-version 6.1.0-NN-amd64
+#   images/build-image.sh --kernel PATH/bzImage --modules DIR   # DIR = lib/modules/<ver>
+#   images/build-image.sh --print-dir                  # only print the directory
+#   --compress gzip|xz|none   initramfs compression (default gzip; see the doc)
+#   --force                   rebuild even when the output directory exists
+#
+# The last line on stdout is the output directory
+#   ${NCQ_CACHE:-$HOME/.cache/ncq-disk}/images/<inputs-hash>/
+# holding vmlinuz, initrd.img, config (when known) and manifest.txt.  Progress
+# goes to stderr.  Same inputs -> same directory, and a byte-identical initrd.img.
+set -euo pipefail
+export LC_ALL=C
+umask 022
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+INIT_SRC="$HERE/init"
+CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
+# Every timestamp in the initramfs (Debian 12's release day).  Fixed, so that the
+# image only depends on the inputs hashed below.
+EPOCH=1686355200
+# Modules the guest needs (closed over modules.dep).  Names that are built into the
+# kernel or absent are skipped.  ext4 and its helpers are for the fsck tests; the
+# crc/crypto ones are loaded by request_module (crypto API), which modules.dep
+# does not show.
+MODULES=(
+    ahci libahci libata
+    sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
+    crct10dif_generic crct10dif-pclmul crc64 crc64-rocksoft crc64_rocksoft_generic
+    bfq kyber-iosched
+    ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
+)
+# Host programs copied in, with their shared libraries (ldd).
+PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/mke2fs /usr/sbin/e2fsck
+    /usr/sbin/tune2fs /usr/sbin/dumpe2fs)
+KMOD_LINKS=(modprobe insmod rmmod lsmod depmod modinfo)
+E2FS_LINKS=(mkfs.ext2:mke2fs mkfs.ext3:mke2fs mkfs.ext4:mke2fs
+    fsck.ext2:e2fsck fsck.ext3:e2fsck fsck.ext4:e2fsck)
+
+log() { echo "build-image: $*" >&2; }
+die() { echo "build-image: error: $*" >&2; exit 1; }
+
+usage() {
+    sed -n '2,16s/^# \{0,1\}//p' "$SELF"
+    exit "${1:-0}"
+}
+
+KVER_PIN=
+USER_KERNEL=
+USER_MODULES=
+PRINT_DIR=0
+FORCE=0
+COMPRESS=gzip
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --kernel-version) [ $# -ge 2 ] || die "$1 needs a value"; KVER_PIN=$2; shift 2 ;;
+        --kernel-version=*) KVER_PIN=${1#*=}; shift ;;
+        --kernel) [ $# -ge 2 ] || die "$1 needs a value"; USER_KERNEL=$2; shift 2 ;;
+        --kernel=*) USER_KERNEL=${1#*=}; shift ;;
+        --modules) [ $# -ge 2 ] || die "$1 needs a value"; USER_MODULES=$2; shift 2 ;;
+        --modules=*) USER_MODULES=${1#*=}; shift ;;
+        --compress) [ $# -ge 2 ] || die "$1 needs a value"; COMPRESS=$2; shift 2 ;;
+        --compress=*) COMPRESS=${1#*=}; shift ;;
+        --print-dir) PRINT_DIR=1; shift ;;
+        --force) FORCE=1; shift ;;
+        -h | --help) usage 0 ;;
+        *) echo "build-image: unknown option: $1" >&2; usage 2 >&2 ;;
+    esac
+done
+[ -z "$USER_MODULES" ] || [ -n "$USER_KERNEL" ] || die "--modules needs --kernel"
+[ -z "$USER_KERNEL" ] || [ -z "$KVER_PIN" ] || die "--kernel and --kernel-version exclude each other"
+case "$COMPRESS" in gzip | xz | none) ;; *) die "--compress wants gzip, xz or none, got '$COMPRESS'" ;; esac
+case "$KVER_PIN" in '' | [0-9]*-amd64) ;; *) die "--kernel-version wants e.g. 6.1.0-NN-amd64, got '$KVER_PIN'" ;; esac
+
+# ---------------------------------------------------------------- tools
+need() {  # need COMMAND PACKAGE
+    command -v "$1" >/dev/null 2>&1 \
+        || die "'$1' not found: install Debian package $2 (scripts/install-deps.sh does)"
+}
+need cpio cpio
+need gzip gzip
+[ "$COMPRESS" != xz ] || need xz xz-utils
+need sha256sum coreutils
+need ldd libc-bin
+need flock util-linux
+need dpkg-query dpkg
+need dpkg-deb dpkg
+need depmod kmod
+[ -n "$USER_KERNEL" ] || { need apt-get apt; need apt-cache apt; }
+cpio --help 2>/dev/null | grep -q -- --reproducible \
+    || die "cpio has no --reproducible (need GNU cpio >= 2.12): install Debian package cpio"
+for p in busybox-static kmod fio; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' \
+        || die "Debian package $p is not installed: run scripts/install-deps.sh (or apt-get install $p)"
+done
+BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] || die "$BUSYBOX missing: reinstall Debian package busybox-static"
+dpkg-query -S "$BUSYBOX" 2>/dev/null | grep -q '^busybox-static:' \
+    || die "$BUSYBOX is not from busybox-static (a dynamic busybox would need its libraries): apt-get install busybox-static"
+[ -f "$INIT_SRC" ] || die "$INIT_SRC missing"
+progs=()
+for p in "${PROGRAMS[@]}"; do
+    if [ -x "$p" ]; then
+        progs+=("$p")
+    elif [ -x "${p/\/usr/}" ]; then
+        progs+=("${p/\/usr/}")
+    else
+        case "$p" in
+            */fio | */kmod) die "$p not found: install Debian package $(basename "$p")" ;;
+            *) log "note: $p not found (e2fsprogs), left out" ;;
+        esac
+    fi
+done
+PROGRAMS=("${progs[@]}")
+
+# ---------------------------------------------------------------- host files
+# Shared libraries of PROGRAMS, resolved by ldd (the dynamic loader included).
+declare -A LIBS=()
+for p in "${PROGRAMS[@]}"; do
+    out=$(ldd "$p") || die "ldd $p failed"
+    if grep -q 'not found' <<<"$out"; then
+        die "ldd $p: missing libraries: $(grep 'not found' <<<"$out" | tr -s ' \t\n' ' ')"
+    fi
+    while read -r a b c _; do
+        if [ "$b" = "=>" ] && [ "${c:0:1}" = / ]; then
+            LIBS[$c]=1
+        elif [ "${a:0:1}" = / ]; then
+            LIBS[$a]=1
+        fi
+    done <<<"$out"
+done
+mapfile -t LIBLIST < <(printf '%s\n' "${!LIBS[@]}" | sort)
+
+# The Debian packages owning every host file that goes into the image.
+owner_of() {  # prints "path package" lines for the given paths
+    local q=() f r
+    for f in "$@"; do
+        r=$(readlink -f "$f")
+        q+=("$f" "$r" "/usr${f#/usr}" "${f#/usr}" "/usr${r#/usr}" "${r#/usr}")
+    done
+    dpkg-query -S "${q[@]}" 2>/dev/null | awk -F': ' '!/^diversion/ {print $2, $1}' || true
+}
+declare -A OWNER=()
+while read -r f pkg; do OWNER[$f]=$pkg; done < <(owner_of "$BUSYBOX" "${PROGRAMS[@]}" "${LIBLIST[@]}")
+HOSTPKGS=()
+for f in "$BUSYBOX" "${PROGRAMS[@]}" "${LIBLIST[@]}"; do
+    r=$(readlink -f "$f")
+    pkg=
+    for c in "$f" "$r" "/usr${f#/usr}" "${f#/usr}" "/usr${r#/usr}" "${r#/usr}"; do
+        [ -n "${OWNER[$c]:-}" ] && { pkg=${OWNER[$c]}; break; }
+    done
+    [ -n "$pkg" ] || die "$f belongs to no Debian package; the image takes Debian packages only"
+    HOSTPKGS+=("${pkg%%,*}")
+done
+mapfile -t HOSTPKGS < <(printf '%s\n' "${HOSTPKGS[@]}" | sort -u)
+PKGVERSIONS=$(dpkg-query -W -f='${binary:Package} ${Version}\n' "${HOSTPKGS[@]}" | sort)
+
+# ---------------------------------------------------------------- kernel identity
+KPKG= KPKGVER= KDEB= KERNEL_ID= KCONFIG=
+if [ -n "$USER_KERNEL" ]; then
+    [ -f "$USER_KERNEL" ] || die "--kernel $USER_KERNEL: no such file"
+    if [ -n "$USER_MODULES" ]; then
+        [ -d "$USER_MODULES" ] || die "--modules $USER_MODULES: no such directory"
+        USER_MODULES=$(cd "$USER_MODULES" && pwd)
+        [ -f "$USER_MODULES/modules.dep" ] \
+            || die "$USER_MODULES/modules.dep missing: --modules wants a lib/modules/<version> tree made by 'make modules_install' (which runs depmod)"
+        KREL=$(basename "$USER_MODULES")
+    else
+        log "note: no --modules: the kernel must have AHCI, SCSI disk, bfq, kyber and ext4 built in"
+        KREL=none
+    fi
+    KERNEL_ID="user-kernel $(sha256sum <"$USER_KERNEL" | cut -d' ' -f1) release $KREL"
+else
+    if [ -n "$KVER_PIN" ]; then
+        KPKG=linux-image-$KVER_PIN
+    else
+        # The candidate linux-image-amd64 depends on exactly one concrete kernel
+        # package, usually with its version: "linux-image-6.1.0-NN-amd64 (= V)".
+        read -r KPKG KPKGVER < <(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
+            | sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*\)\( (= \([^)]*\))\)\{0,1\}.*/\1 \3/p' \
+            | head -1) || true
+        [ -n "${KPKG:-}" ] || die "cannot resolve linux-image-amd64 from apt's lists: run 'apt-get update' (Debian 12 sources needed; scripts/install-deps.sh)"
+    fi
+    KREL=${KPKG#linux-image-}
+    [ -n "${KPKGVER:-}" ] \
+        || KPKGVER=$(apt-cache policy "$KPKG" 2>/dev/null | awk '$1 == "Candidate:" {print $2; exit}') || true
+    if [ -z "$KPKGVER" ] || [ "$KPKGVER" = "(none)" ]; then
+        # Gone from the archive (or lists missing): a cached .deb still does.
+        KDEB=$(ls -1 "$CACHE/debs/${KPKG}_"*_amd64.deb 2>/dev/null | sort -V | tail -1) || true
+        [ -n "$KDEB" ] || die "package $KPKG unknown to apt and not in $CACHE/debs: run 'apt-get update', or pick a current one with --kernel-version (apt-cache search linux-image-6.1)"
+        KPKGVER=$(dpkg-deb -f "$KDEB" Version)
+        log "$KPKG not in apt's lists; using cached $(basename "$KDEB")"
+    fi
+    KERNEL_ID="debian-package $KPKG $KPKGVER"
+fi
+
+# ---------------------------------------------------------------- inputs hash
+INPUTS="format ncq-disk-guest-image 1
+builder_sha256 $(sha256sum <"$SELF" | cut -d' ' -f1)
+init_sha256 $(sha256sum <"$INIT_SRC" | cut -d' ' -f1)
+source_date_epoch $EPOCH
+compress $COMPRESS
+kernel $KERNEL_ID
+$(sed 's/^/package /' <<<"$PKGVERSIONS")"
+if [ -n "$USER_MODULES" ]; then
+    # modules.* indexes plus every module file: a rebuilt module changes the hash.
+    MODHASH=$(cd "$USER_MODULES" && find . -type f \( -name '*.ko*' -o -name 'modules.dep' \
+        -o -name 'modules.builtin*' -o -name 'modules.order' -o -name 'modules.softdep' \) -print0 \
+        | sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
+    INPUTS+="
+user_modules_sha256 $MODHASH"
+fi
+HASH=$(sha256sum <<<"$INPUTS" | cut -c1-16)
+OUTDIR="$CACHE/images/$HASH"
+
+if [ $PRINT_DIR = 1 ]; then
+    if [ -f "$OUTDIR/manifest.txt" ]; then
+        echo "$OUTDIR"
+        exit 0
+    fi
+    log "not built yet: $OUTDIR (run without --print-dir)"
+    echo "$OUTDIR"
+    exit 1
+fi
+if [ $FORCE = 0 ] && [ -f "$OUTDIR/manifest.txt" ]; then
+    log "cached: $OUTDIR"
+    echo "$OUTDIR"
+    exit 0
+fi
+
+# ---------------------------------------------------------------- build
+mkdir -p "$CACHE/images" "$CACHE/debs"
+exec 9>"$CACHE/images/.lock"
+flock 9
+if [ $FORCE = 0 ] && [ -f "$OUTDIR/manifest.txt" ]; then
+    log "cached (built meanwhile by another process): $OUTDIR"
+    echo "$OUTDIR"
+    exit 0
+fi
+T0=$SECONDS
+WORK=$(mktemp -d "$CACHE/images/.build.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+ROOT=$WORK/root
+KTREE=$WORK/kernel
+mkdir -p "$ROOT" "$KTREE"
+
+# The kernel and its modules directory
+if [ -n "$USER_KERNEL" ]; then
+    VMLINUZ=$USER_KERNEL
+    MODSRC=$USER_MODULES
+    KCONFIG=
+    [ -z "$MODSRC" ] || [ ! -f "$MODSRC/build/.config" ] || KCONFIG="$MODSRC/build/.config"
+else
+    if [ -z "$KDEB" ]; then
+        KDEB=$(ls -1 "$CACHE/debs/${KPKG}_${KPKGVER/:/%3a}_amd64.deb" 2>/dev/null) || true
+    fi
+    if [ -z "$KDEB" ]; then
+        log "downloading $KPKG=$KPKGVER into $CACHE/debs"
+        # A world-readable temporary directory: apt-get download run as root
+        # fetches as user _apt when that user can write there.
+        DL=$(mktemp -d "${TMPDIR:-/tmp}/ncq-apt.XXXXXX")
+        [ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$DL"
+        if ! (cd "$DL" && apt-get download -q "$KPKG=$KPKGVER" >&2); then
+            rm -rf "$DL"
+            die "apt-get download $KPKG=$KPKGVER failed: is Debian's archive reachable? run 'apt-get update' (scripts/install-deps.sh)"
+        fi
+        f=$(ls -1 "$DL"/*.deb)
+        cp "$f" "$CACHE/debs/.$(basename "$f").part"
+        mv "$CACHE/debs/.$(basename "$f").part" "$CACHE/debs/$(basename "$f")"
+        rm -rf "$DL"
+        KDEB="$CACHE/debs/$(basename "$f")"
+    fi
+    [ "$(dpkg-deb -f "$KDEB" Package)" = "$KPKG" ] && [ "$(dpkg-deb -f "$KDEB" Version)" = "$KPKGVER" ] \
+        || die "$KDEB is not $KPKG $KPKGVER; delete it and run again"
+    log "unpacking $(basename "$KDEB")"
+    dpkg-deb -x "$KDEB" "$KTREE"
+    VMLINUZ=$KTREE/boot/vmlinuz-$KREL
+    [ -f "$VMLINUZ" ] || die "$KDEB has no boot/vmlinuz-$KREL"
+    KCONFIG=$KTREE/boot/config-$KREL
+    MODSRC=
+    for d in "$KTREE/lib/modules/$KREL" "$KTREE/usr/lib/modules/$KREL"; do
+        [ -d "$d" ] && MODSRC=$d
+    done
+    [ -n "$MODSRC" ] || die "$KDEB has no lib/modules/$KREL"
+    # The package leaves modules.dep to its postinst: make it here.
+    depmod -b "${MODSRC%/lib/modules/*}" "$KREL" || die "depmod on the unpacked $KPKG failed"
+fi
+
+# Directory skeleton (merged /usr, as on Debian 12)
+mkdir -p "$ROOT"/usr/bin "$ROOT"/usr/sbin "$ROOT"/usr/lib "$ROOT"/usr/lib64 \
+    "$ROOT"/dev "$ROOT"/proc "$ROOT"/sys "$ROOT"/tmp "$ROOT"/results "$ROOT"/root \
+    "$ROOT"/etc "$ROOT"/run "$ROOT"/mnt
+chmod 1777 "$ROOT/tmp"
+chmod 700 "$ROOT/root"
+ln -s usr/bin "$ROOT/bin"
+ln -s usr/sbin "$ROOT/sbin"
+ln -s usr/lib "$ROOT/lib"
+ln -s usr/lib64 "$ROOT/lib64"
+ln -s /proc/mounts "$ROOT/etc/mtab"
+printf 'root:x:0:0:root:/root:/bin/sh\n' >"$ROOT/etc/passwd"
+printf 'root:x:0:\n' >"$ROOT/etc/group"
+install -m 755 "$INIT_SRC" "$ROOT/init"
+
+# host path -> image path (everything under /usr)
+imgpath() { case "$1" in /usr/*) echo "$1" ;; *) echo "/usr$1" ;; esac; }
+
+# busybox and its applets
+cp "$BUSYBOX" "$ROOT/usr/bin/busybox"
+while read -r a; do
+    dst=$(imgpath "/$a")
+    [ -e "$ROOT$dst" ] || [ -L "$ROOT$dst" ] || { mkdir -p "$(dirname "$ROOT$dst")"; ln -s /usr/bin/busybox "$ROOT$dst"; }
+done < <("$BUSYBOX" --list-full | sort)
+
+# programs (replacing busybox applets of the same name) and libraries
+for p in "${PROGRAMS[@]}"; do
+    dst=$(imgpath "$p")
+    rm -f "$ROOT$dst"
+    cp -L --preserve=mode "$p" "$ROOT$dst"
+done
+for l in "${LIBLIST[@]}"; do
+    dst=$(imgpath "$l")
+    mkdir -p "$(dirname "$ROOT$dst")"
+    cp -L --preserve=mode "$l" "$ROOT$dst"
+done
+for l in "${KMOD_LINKS[@]}"; do
+    rm -f "$ROOT/usr/sbin/$l" "$ROOT/usr/bin/$l"
+    ln -s /usr/bin/kmod "$ROOT/usr/sbin/$l"
+done
+for l in "${E2FS_LINKS[@]}"; do
+    [ -e "$ROOT/usr/sbin/${l#*:}" ] || continue
+    rm -f "$ROOT/usr/sbin/${l%%:*}" "$ROOT/usr/bin/${l%%:*}"
+    ln -s "${l#*:}" "$ROOT/usr/sbin/${l%%:*}"
+done
+
+# kernel modules: MODULES closed over modules.dep
+MODLIST=()
+if [ -n "$MODSRC" ]; then
+    declare -A BYNAME=() DEPS=() BUILTIN=() PICKED=()
+    norm() { local n=${1##*/}; n=${n%%.ko*}; echo "${n//-/_}"; }
+    while IFS= read -r line; do
+        m=${line%%:*}
+        BYNAME[$(norm "$m")]=$m
+        DEPS[$m]=${line#*:}
+    done <"$MODSRC/modules.dep"
+    if [ -f "$MODSRC/modules.builtin" ]; then
+        while IFS= read -r m; do BUILTIN[$(norm "$m")]=1; done <"$MODSRC/modules.builtin"
+    fi
+    todo=()
+    for n in "${MODULES[@]}"; do
+        k=${n//-/_}
+        if [ -n "${BYNAME[$k]:-}" ]; then
+            todo+=("${BYNAME[$k]}")
+        elif [ -n "${BUILTIN[$k]:-}" ]; then
+            log "module $n: built into the kernel"
+        else
+            log "note: module $n: not in this kernel, left out"
+        fi
+    done
+    while [ ${#todo[@]} -gt 0 ]; do
+        m=${todo[0]}
+        todo=("${todo[@]:1}")
+        [ -z "${PICKED[$m]:-}" ] || continue
+        PICKED[$m]=1
+        for d in ${DEPS[$m]:-}; do todo+=("$d"); done
+    done
+    mapfile -t MODLIST < <(printf '%s\n' "${!PICKED[@]}" | sort)
+    MDST=$ROOT/usr/lib/modules/$KREL
+    for m in "${MODLIST[@]}"; do
+        mkdir -p "$(dirname "$MDST/$m")"
+        cp "$MODSRC/$m" "$MDST/$m"
+    done
+    for f in modules.order modules.builtin modules.builtin.modinfo; do
+        [ ! -f "$MODSRC/$f" ] || cp "$MODSRC/$f" "$MDST/$f"
+    done
+    depmod -b "$ROOT" "$KREL" || die "depmod -b $ROOT $KREL failed"
+    log "${#MODLIST[@]} modules"
+fi
+
+# fixed timestamps, then the archive (sorted names, root-owned, no inode/dev noise)
+find "$ROOT" -exec touch -h -d "@$EPOCH" {} +
+STAGE=$WORK/out
+mkdir -p "$STAGE"
+(cd "$ROOT" && find . -mindepth 1 -printf '%P\n' | sort \
+    | cpio -o -H newc --reproducible -R 0:0 --quiet) | case "$COMPRESS" in
+        gzip) gzip -n -9 ;;
+        xz) xz -9 --check=crc32 -T1 ;;  # the kernel's xz decoder wants crc32
+        none) cat ;;
+    esac >"$STAGE/initrd.img"
+# Pad to a multiple of 512 bytes with zeros (the kernel skips them) so a workload
+# cpio appended with plain 'cat' starts 4-byte aligned, as the kernel requires.
+size=$(stat -c %s "$STAGE/initrd.img")
+pad=$(((512 - size % 512) % 512))
+[ $pad = 0 ] || head -c $pad /dev/zero >>"$STAGE/initrd.img"
+cp "$VMLINUZ" "$STAGE/vmlinuz"
+[ -z "${KCONFIG:-}" ] || [ ! -f "$KCONFIG" ] || cp "$KCONFIG" "$STAGE/config"
+chmod 644 "$STAGE"/*
+
+{
+    echo "# ncq-disk guest image; built by images/build-image.sh"
+    echo "inputs_hash $HASH"
+    echo "$INPUTS"
+    echo "kernel_release $KREL"
+    [ -z "$KDEB" ] || echo "kernel_deb $(basename "$KDEB") sha256 $(sha256sum <"$KDEB" | cut -d' ' -f1)"
+    for m in "${MODLIST[@]}"; do echo "module $m"; done
+    echo "initrd_uncompressed_bytes $(du -sb --apparent-size "$ROOT" | cut -f1)"
+    echo "sha256 vmlinuz $(sha256sum <"$STAGE/vmlinuz" | cut -d' ' -f1)"
+    echo "sha256 initrd.img $(sha256sum <"$STAGE/initrd.img" | cut -d' ' -f1)"
+    echo "bytes vmlinuz $(stat -c %s "$STAGE/vmlinuz")"
+    echo "bytes initrd.img $(stat -c %s "$STAGE/initrd.img")"
+} >"$STAGE/manifest.txt"
+
+rm -rf "$OUTDIR"
+mv "$STAGE" "$OUTDIR"
+log "built in $((SECONDS - T0)) s: initrd.img $(stat -c %s "$OUTDIR/initrd.img") bytes"
+echo "$OUTDIR"

@@ -1,0 +1,315 @@
+/*
+ * ncq-model: QEMU-free model of a SATA NCQ disk (HDD or SSD).
+ *
+ * Public interface shared by the QEMU device (hw/ide/ncq-disk.c) and the
+ * offline simulator (tools/ncq-sim).  Standard C headers only.
+ *
+ * Time is integer nanoseconds of the caller's virtual clock.  The model
+ * never reads a host clock; its only randomness is a generator seeded by
+ * the caller.  Given params, seed and the timed sequence of calls, every
+ * output is fully determined, and does not depend on how often
+ * ncq_model_advance() is called.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_IDE_NCQ_MODEL_H
+#define HW_IDE_NCQ_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NCQ_MAX_TAGS        32      /* NCQ tags 0..31 */
+#define NCQ_MAX_ZONES       64
+#define NCQ_MAX_SEEK_POINTS 128
+#define NCQ_MAX_SECTORS     65536   /* per command */
+#define NCQ_TRACE_VERSION   1       /* docs/trace-schema.md */
+
+/* Error codes returned by ncq_* functions (negative). */
+enum {
+    NCQ_OK = 0,
+    NCQ_ERR_INVAL = -1,       /* malformed command (sectors 0, bad op...) */
+    NCQ_ERR_RANGE = -2,       /* lba + sectors beyond capacity */
+    NCQ_ERR_TAG_BUSY = -3,    /* duplicate active tag */
+    NCQ_ERR_QUEUE_FULL = -4,  /* more than queue_depth outstanding */
+    NCQ_ERR_MIXED = -5,       /* non-queued while queued outstanding or
+                               * queued while non-queued outstanding */
+    NCQ_ERR_TIME = -6,        /* time went backwards */
+    NCQ_ERR_PARSE = -7,       /* parameter text malformed */
+    NCQ_ERR_IO = -8,          /* parameter file unreadable */
+    NCQ_ERR_NOMEM = -9,
+};
+
+typedef enum NcqKind {
+    NCQ_KIND_HDD = 0,
+    NCQ_KIND_SSD = 1,
+} NcqKind;
+
+typedef enum NcqOp {
+    NCQ_OP_READ = 0,
+    NCQ_OP_WRITE = 1,
+    NCQ_OP_FLUSH = 2,
+    NCQ_OP_OTHER = 3,   /* non-media command (IDENTIFY, SET FEATURES...) */
+} NcqOp;
+
+typedef enum NcqPolicy {
+    NCQ_POLICY_FCFS = 0,
+    NCQ_POLICY_SSTF = 1,
+    NCQ_POLICY_CLOOK = 2,
+    NCQ_POLICY_SPTF = 3,
+    NCQ_POLICY_ASPTF = 4,   /* aged SPTF */
+    NCQ_POLICY__MAX = 5,
+} NcqPolicy;
+
+/* Why the firmware picked a command. */
+typedef enum NcqReason {
+    NCQ_REASON_POLICY = 0,    /* the policy's choice */
+    NCQ_REASON_AGED = 1,      /* aged-sptf chose other than pure sptf */
+    NCQ_REASON_PRIORITY = 2,  /* high priority preferred over low */
+    NCQ_REASON_TIMEOUT = 3,   /* starvation / priority time-out forced it */
+    NCQ_REASON_ONLY = 4,      /* the only candidate */
+    NCQ_REASON_CLUSTERED = 5, /* merged into another command's access */
+    NCQ_REASON_CACHE = 6,     /* served from the buffer, no media access */
+    NCQ_REASON__MAX = 7,
+} NcqReason;
+
+typedef enum NcqSeekType {
+    NCQ_SEEK_TWOPART = 0,     /* a + b*sqrt(d) for d < x, c + e*d beyond */
+    NCQ_SEEK_TABLE = 1,       /* (distance, time) points, interpolated */
+} NcqSeekType;
+
+typedef struct NcqZone {
+    uint32_t cyl_start;
+    uint32_t cyl_count;
+    uint32_t spt;             /* physical sectors per track, with spares */
+} NcqZone;
+
+typedef struct NcqSeekPoint {
+    uint32_t dist;            /* cylinders */
+    int64_t ns;
+} NcqSeekPoint;
+
+/*
+ * A drive's parameters.  Obtained from ncq_params_builtin(),
+ * ncq_params_load_file() or ncq_params_parse(); freed with
+ * ncq_params_free().  All times in ns, fractions of a revolution in
+ * parts per billion (ppb).
+ */
+typedef struct NcqParams {
+    char name[48];            /* short name, e.g. "st3400620as" */
+    char model[41];           /* IDENTIFY model string */
+    char firmware[9];         /* IDENTIFY firmware revision */
+    NcqKind kind;
+    uint64_t capacity;        /* exported sectors of 512 bytes */
+    uint32_t rpm;             /* 0 or 1 for an SSD */
+    uint32_t queue_depth;     /* 1..32 */
+    uint64_t bus_bytes_per_s; /* interface rate, e.g. 300e6 */
+
+    /* layout (HDD) */
+    uint32_t heads;
+    uint32_t cylinders;
+    uint32_t nzones;
+    NcqZone zones[NCQ_MAX_ZONES];
+    uint32_t spare_per_track;     /* unmapped sectors at the end of a track */
+    uint32_t track_skew_ppb;      /* head switch skew */
+    uint32_t cyl_skew_ppb;        /* cylinder switch skew */
+
+    /* mechanics (HDD) */
+    NcqSeekType seek_type;
+    int64_t seek_a_ns, seek_b_ns, seek_c_ns, seek_e_ns; /* b, e per unit */
+    uint32_t seek_x;
+    uint32_t seek_npoints;
+    NcqSeekPoint seek_points[NCQ_MAX_SEEK_POINTS];
+    int64_t head_switch_ns;
+    int64_t write_settle_ns;      /* extra settle before writing */
+    int64_t seek_jitter_ns;       /* settle varies uniformly in [0, this];
+                                   * the firmware plans without it */
+    int64_t ovh_read_miss_ns;     /* command overhead, media read */
+    int64_t ovh_read_hit_ns;      /* command overhead, buffer hit */
+    int64_t ovh_write_ns;         /* command overhead, write */
+    int64_t ovh_other_ns;         /* non-media command */
+    bool zero_latency;            /* drive supports zero-latency access */
+
+    /* buffer (HDD) */
+    uint32_t cache_segments;
+    uint32_t segment_sectors;
+    uint32_t readahead_sectors;
+    uint32_t write_cache_sectors; /* room for dirty data */
+    bool write_cache;             /* default setting */
+
+    /* firmware scheduler */
+    NcqPolicy policy;
+    uint32_t aging_weight_milli;  /* aged-sptf: effective positioning
+                                   * time = pos - weight/1000 * age */
+    int64_t starvation_timeout_ns;
+    int64_t prio_timeout_ns;
+    bool honour_prio;
+    uint32_t clustering_sectors;  /* 0 = off */
+    uint32_t sched_window;        /* candidates evaluated, oldest first;
+                                   * 0 = all */
+    int64_t sched_eval_ns;        /* firmware time per evaluated candidate */
+    bool plan_ahead;              /* next command chosen when the current
+                                   * one starts its media access: later
+                                   * arrivals wait one more decision */
+
+    /* SSD back end */
+    uint32_t channels;
+    uint32_t dies_per_channel;
+    uint32_t page_bytes;
+    int64_t page_read_ns;
+    int64_t page_program_ns;
+    uint64_t channel_bytes_per_s;
+    uint32_t write_buffer_bytes;
+    int64_t ssd_read_cmd_ns;      /* controller time per read command */
+    int64_t ssd_write_cmd_ns;     /* controller time per write command */
+} NcqParams;
+
+/* One command handed to the drive. */
+typedef struct NcqCmd {
+    uint32_t id;          /* tag 0..31 when queued; ignored otherwise */
+    NcqOp op;
+    uint64_t lba;
+    uint32_t sectors;     /* 1..65536 for READ/WRITE */
+    bool fua;
+    bool prio;            /* NCQ high priority */
+    bool queued;          /* FPDMA QUEUED; false: non-queued command */
+} NcqCmd;
+
+#define NCQ_ID_NONQUEUED 32u   /* id reported for a non-queued command */
+
+typedef struct NcqCompletion {
+    uint32_t id;
+    NcqOp op;
+    uint64_t lba;
+    uint32_t sectors;
+    bool fua;
+    bool prio;
+    bool queued;
+    bool cache_hit;
+    NcqReason reason;
+    int64_t arrival_ns;
+    int64_t dispatch_ns;      /* firmware picked it */
+    int64_t complete_ns;
+    int64_t seek_ns;
+    int64_t rotate_ns;
+    int64_t transfer_ns;      /* media (or buffer) transfer */
+    int64_t overhead_ns;
+    int64_t media_start_ns;   /* mechanism taken (after overhead) */
+    int64_t media_end_ns;     /* mechanism released; 0 when no media */
+    uint64_t access_id;       /* media access (clustered share one); 0 none */
+    uint32_t queue_len_at_arrival;
+    uint32_t delay_count;     /* later arrivals that completed first */
+} NcqCompletion;
+
+#define NCQ_LAT_BUCKETS   18
+#define NCQ_DELAY_BUCKETS 11
+
+typedef struct NcqStats {
+    uint64_t submitted;
+    uint64_t rejected;
+    uint64_t completed[4];        /* per NcqOp */
+    uint64_t cache_hits;
+    uint64_t timeouts_forced;
+    uint64_t prio_forced;
+    uint64_t clustered;
+    uint64_t sectors_read;
+    uint64_t sectors_written;
+    int64_t max_latency_ns;
+    uint32_t max_delay_count;
+    uint32_t max_queue_len;
+    /* latency: bucket i counts latency < ncq_stats_lat_bound(i) */
+    uint64_t lat_hist[NCQ_LAT_BUCKETS];
+    /* delay count: bucket 0 = 0, i>0 counts [2^(i-1), 2^i), last open */
+    uint64_t delay_hist[NCQ_DELAY_BUCKETS];
+} NcqStats;
+
+/* Runtime settings (the device's properties / QMP). */
+typedef struct NcqSettings {
+    NcqPolicy policy;
+    uint32_t aging_weight_milli;
+    int64_t starvation_timeout_ns;    /* 0 = none */
+    int64_t prio_timeout_ns;          /* 0 = none */
+    bool honour_prio;
+    uint32_t clustering_sectors;      /* 0 = off */
+    bool write_cache;
+    bool zero_latency;                /* ignored unless params allow it */
+} NcqSettings;
+
+/* An entry of the drive's queue, for a QMP query. */
+typedef struct NcqQueueEntry {
+    uint32_t id;
+    NcqOp op;
+    uint64_t lba;
+    uint32_t sectors;
+    bool prio;
+    bool in_service;          /* dispatched, completion pending */
+    int64_t age_ns;
+} NcqQueueEntry;
+
+typedef struct NcqModel NcqModel;
+
+/* ---- parameters ---- */
+NcqParams *ncq_params_builtin(const char *name);
+const char *ncq_params_builtin_names(void);   /* "a, b, c" */
+const char *ncq_params_builtin_text(const char *name);
+int ncq_params_parse(const char *text, const char *name_for_errors,
+                     NcqParams **out, char *err, size_t errlen);
+int ncq_params_load_file(const char *path, NcqParams **out,
+                         char *err, size_t errlen);
+void ncq_params_free(NcqParams *p);
+/* Check consistency; 0 or NCQ_ERR_PARSE with a message. */
+int ncq_params_validate(const NcqParams *p, char *err, size_t errlen);
+
+/* ---- model ---- */
+NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
+                        char *err, size_t errlen);
+void ncq_model_free(NcqModel *m);
+const NcqParams *ncq_model_params(const NcqModel *m);
+
+void ncq_model_get_settings(const NcqModel *m, NcqSettings *s);
+int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
+                           char *err, size_t errlen);
+
+int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns);
+int64_t ncq_model_next_event(NcqModel *m);
+int ncq_model_advance(NcqModel *m, int64_t now_ns,
+                      NcqCompletion *out, int max);
+/*
+ * Device reset: drop every outstanding command (no completion is ever
+ * reported for them).  Dirty data in the write cache is kept and destaged
+ * later, as a real drive keeps its buffer across a COMRESET.
+ */
+void ncq_model_reset(NcqModel *m, int64_t now_ns);
+
+void ncq_model_stats(const NcqModel *m, NcqStats *st);
+void ncq_model_stats_clear(NcqModel *m);
+int64_t ncq_stats_lat_bound(int bucket);  /* INT64_MAX for the last */
+int ncq_model_queue_list(const NcqModel *m, int64_t now_ns,
+                         NcqQueueEntry *out, int max);
+int ncq_model_outstanding(const NcqModel *m);
+size_t ncq_model_size(const NcqModel *m);    /* bytes of instance memory */
+
+/* ---- names ---- */
+const char *ncq_policy_name(NcqPolicy p);
+int ncq_policy_from_name(const char *s, NcqPolicy *out);
+const char *ncq_op_name(NcqOp op);
+const char *ncq_reason_name(NcqReason r);
+const char *ncq_strerror(int err);
+
+/* ---- layout helpers (exposed for tests and tools) ---- */
+typedef struct NcqPhys {
+    uint32_t cyl;
+    uint32_t head;
+    uint32_t sector;          /* physical sector index on the track */
+    uint32_t zone;
+} NcqPhys;
+int ncq_model_lba_to_phys(const NcqModel *m, uint64_t lba, NcqPhys *ph);
+int ncq_model_phys_to_lba(const NcqModel *m, const NcqPhys *ph,
+                          uint64_t *lba);
+int64_t ncq_model_seek_ns(const NcqModel *m, uint32_t dist);
+/* Rotational wait (ns) until the start of @lba passes under the head at
+ * time @t, ignoring seeks. */
+int64_t ncq_model_rot_wait_ns(const NcqModel *m, int64_t t, uint64_t lba);
+uint64_t ncq_model_layout_sectors(const NcqModel *m);
+
+#endif

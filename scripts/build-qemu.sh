@@ -1,0 +1,123 @@
+#!/bin/bash
+# Build the pinned QEMU with the ncq-disk overlay and patch series.
+#
+#   scripts/build-qemu.sh [--prefix DIR] [--asan] [--tarball PATH]
+#                         [--accept-newer] [--install]
+#
+# The pristine source (scripts/fetch-qemu.sh) stays untouched: a copied
+# work tree is made from it, the project's files are symlinked in (so edits
+# in the checkout rebuild at once) and patches/qemu/*.patch are applied.
+# The last line of stdout is the build directory.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
+PREFIX=${NCQ_PREFIX:-/opt/ncq-disk}
+
+die() { echo "build-qemu: $*" >&2; exit 1; }
+log() { echo "build-qemu: $*" >&2; }
+
+fetch_args=() asan=0 install=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --prefix) PREFIX=$2; shift 2 ;;
+    --asan) asan=1; shift ;;
+    --install) install=1; shift ;;
+    --tarball) fetch_args+=(--tarball "$2"); shift 2 ;;
+    --accept-newer) fetch_args+=(--accept-newer); shift ;;
+    *) die "unknown option '$1' (known: --prefix DIR, --asan, --install, --tarball PATH, --accept-newer)" ;;
+    esac
+done
+
+for tool in cc ninja pkg-config flex bison; do
+    command -v $tool >/dev/null || die "'$tool' not found; run scripts/install-deps.sh"
+done
+python3 -c 'import mesonbuild, sys; from mesonbuild.coredata import version; sys.exit(0 if tuple(map(int, version.split(".")[:2])) >= (1, 5) else 1)' 2>/dev/null \
+    || die "meson >= 1.5 not found in python3; run scripts/install-deps.sh (pip install 'meson==1.5.*')"
+
+pristine=$("$HERE/fetch-qemu.sh" "${fetch_args[@]}" | tail -1)
+ver=$(basename "$pristine")
+flavour=$([ $asan = 1 ] && echo asan || echo release)
+work=$CACHE/work/$ver
+build=$CACHE/build/$ver-$flavour
+
+# The work tree is keyed by the patch series: a change re-creates it from
+# the pristine tree.  cp -a keeps mtimes, so ninja rebuilds only what the
+# patches touch; a real copy (not hard links) keeps the pristine tree safe
+# from in-place edits.
+series_sum=$(cat "$ROOT"/patches/qemu/*.patch | sha256sum | cut -c1-16)
+if [ ! -f "$work/.series-$series_sum" ]; then
+    log "preparing work tree $work"
+    rm -rf "$work"
+    mkdir -p "$(dirname "$work")"
+    cp -a "$pristine" "$work"
+    for p in "$ROOT"/patches/qemu/*.patch; do
+        patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
+            || die "patch $(basename "$p") does not apply to $ver; refresh patches/qemu/"
+    done
+    touch "$work/.series-$series_sum"
+fi
+
+# Overlay: the project's files that mirror QEMU's tree, as symlinks.
+overlay=(
+    hw/ide/ncq-model
+    configs/devices/x86_64-softmmu/ncq-disk.mak
+)
+while IFS= read -r f; do overlay+=("$f"); done < <(
+    cd "$ROOT" && ls hw/ide/ncq-disk*.[ch] include/hw/ide/*.h \
+        tests/qtest/*.c 2>/dev/null)
+for f in "${overlay[@]}"; do
+    [ -e "$ROOT/$f" ] || continue
+    if [ -e "$work/$f" ] && [ ! -L "$work/$f" ]; then
+        die "overlay file $f would hide upstream's $f; rename it"
+    fi
+    mkdir -p "$(dirname "$work/$f")"
+    ln -sfn "$ROOT/$f" "$work/$f"
+done
+
+conf=(
+    --prefix="$PREFIX"
+    --target-list=x86_64-softmmu
+    --without-default-devices
+    --with-devices-x86_64=ncq-disk
+    --firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu
+    --disable-docs --disable-user --disable-rust --disable-xen
+    --disable-gtk --disable-sdl --disable-vnc --disable-opengl
+    --disable-spice --disable-curses --disable-slirp --disable-capstone
+    --disable-libusb --disable-usb-redir --disable-guest-agent
+    --disable-vhost-user --disable-vhost-net --disable-vhost-kernel
+    --disable-vhost-vdpa --disable-vhost-crypto --disable-plugins
+    --disable-download --enable-tools --enable-kvm --enable-tcg
+    --enable-trace-backends=log --disable-install-blobs
+)
+if [ $asan = 1 ]; then
+    conf+=(--enable-asan --enable-ubsan --disable-werror)
+fi
+conf_sum=$(printf '%s\n' "${conf[@]}" | sha256sum | cut -c1-16)
+if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
+    log "configuring $build"
+    rm -rf "$build"; mkdir -p "$build"
+    (cd "$build" && "$work/configure" "${conf[@]}" >configure.log 2>&1) \
+        || { tail -20 "$build/configure.log" >&2; die "configure failed; full log: $build/configure.log"; }
+    touch "$build/.configured-$conf_sum"
+fi
+
+log "building in $build"
+t0=$(date +%s)
+ninja -C "$build" qemu-system-x86_64 qemu-img >"$build/ninja.log" 2>&1 \
+    || { grep -E "error|Error" "$build/ninja.log" | head -20 >&2; die "build failed; full log: $build/ninja.log"; }
+log "built in $(( $(date +%s) - t0 )) s"
+# Run from the build tree, QEMU looks for firmware under qemu-bundle/ (its
+# relocated --firmwarepath): point that at Debian's firmware packages.
+for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
+    [ -d "$fw" ] || continue
+    mkdir -p "$(dirname "$build/qemu-bundle$fw")"
+    ln -sfn "$fw" "$build/qemu-bundle$fw"
+done
+[ -f /usr/share/qemu/qboot.rom ] || die "/usr/share/qemu/qboot.rom missing; run scripts/install-deps.sh (package qemu-system-data)"
+if [ $install = 1 ]; then
+    ninja -C "$build" install >"$build/install.log" 2>&1 \
+        || { tail -20 "$build/install.log" >&2; die "install to $PREFIX failed"; }
+    log "installed under $PREFIX"
+fi
+echo "$build"

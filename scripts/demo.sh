@@ -1,0 +1,15 @@
+#!/bin/bash
+# The main job, from a fresh Debian 12 machine (as root): install what is
+# needed, build QEMU with ncq-disk and the guest image, boot an unmodified
+# guest on -device ncq-disk,model=st3400620as, run a short fio job and
+# print what the guest saw.  Arguments go to scripts/demo.py (--help).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { echo "demo: $*" >&2; exit 1; }
+
+"$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
+NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
+exec python3 "$HERE/demo.py" "$@"

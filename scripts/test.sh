@@ -1,0 +1,77 @@
+#!/bin/bash
+# The whole test suite: model unit tests, QEMU qtests, guest tests.
+#
+#   scripts/test.sh [pytest args...]
+#
+# Installs what is missing (scripts/install-deps.sh, needs root), builds
+# QEMU with the overlay, the standalone model build and the guest image,
+# then runs every suite.  Ends with one summary line:
+#   summary: N passed, N failed
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+cd "$ROOT"
+
+die() { echo "test: $*" >&2; exit 1; }
+step() { echo "=== $* ===" >&2; }
+
+if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
+    step "install dependencies"
+    "$HERE/install-deps.sh" || die "installing dependencies failed"
+fi
+
+step "build QEMU (pinned, with the ncq-disk overlay)"
+NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+export NCQ_QEMU_BUILD
+
+step "build the guest image"
+NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+export NCQ_IMAGE_DIR
+
+passed=0 failed=0 skipped=0
+tally() {   # tally PASSED FAILED SKIPPED
+    passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
+}
+
+step "model unit tests (meson test)"
+BUILD_MODEL=$ROOT/_build/model
+if [ ! -f "$BUILD_MODEL/build.ninja" ]; then
+    meson setup "$BUILD_MODEL" >/dev/null || die "meson setup of the model build failed"
+fi
+meson test -C "$BUILD_MODEL" --print-errorlogs 2>&1 | tee "$BUILD_MODEL/test.out" | \
+    grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" >&2
+ok=$(awk '/^Ok:/ {print $2}' "$BUILD_MODEL/test.out")
+bad=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s + 0}' "$BUILD_MODEL/test.out")
+sk=$(awk '/^Skipped:/ {print $2}' "$BUILD_MODEL/test.out")
+[ -n "$ok" ] || { echo "test: meson test printed no summary" >&2; bad=$((bad + 1)); ok=0; }
+tally "$ok" "$bad" "${sk:-0}"
+
+step "style (QEMU's checkpatch.pl on every C file and patch)"
+"$HERE/checkpatch.sh" 2>&1 | tee "$ROOT/_build/checkpatch.out" >&2
+q=$(tail -1 "$ROOT/_build/checkpatch.out")
+if [[ $q =~ checkpatch:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
+else
+    tally 0 1 0
+fi
+
+step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
+"$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" 2>&1 | tee "$ROOT/_build/qtest.out" >&2
+q=$(tail -1 "$ROOT/_build/qtest.out")
+if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+    tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
+else
+    tally 0 1 0
+fi
+
+step "guest tests (pytest)"
+python3 -m pytest -q -p no:cacheprovider guest-tests "$@" 2>&1 | tee "$ROOT/_build/pytest.out" >&2
+line=$(grep -E "^=+ .* in [0-9.]+s" "$ROOT/_build/pytest.out" | tail -1)
+p=$(grep -oE "[0-9]+ passed" <<<"$line" | cut -d' ' -f1)
+f=$(grep -oE "[0-9]+ (failed|error|errors)" <<<"$line" | awk '{s += $1} END {print s + 0}')
+s=$(grep -oE "[0-9]+ skipped" <<<"$line" | cut -d' ' -f1)
+[ -n "$line" ] || f=$((f + 1))
+tally "${p:-0}" "${f:-0}" "${s:-0}"
+
+echo "summary: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,137 @@
+/*
+ * Layout: LBA <-> (cylinder, head, sector) at zone, track and cylinder
+ * boundaries, by hand, and round trips.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "ncq-test.h"
+
+static void expect_map(NcqModel *m, uint64_t lba, uint32_t cyl,
+                       uint32_t head, uint32_t sec, uint32_t zone)
+{
+    NcqPhys ph;
+    uint64_t back = 0;
+
+    CHECK_EQ(ncq_model_lba_to_phys(m, lba, &ph), 0);
+    CHECK(ph.cyl == cyl && ph.head == head && ph.sector == sec &&
+          ph.zone == zone, "lba %" PRIu64 " -> %u/%u/%u z%u, expected "
+          "%u/%u/%u z%u", lba, ph.cyl, ph.head, ph.sector, ph.zone, cyl,
+          head, sec, zone);
+    CHECK_EQ(ncq_model_phys_to_lba(m, &ph, &back), 0);
+    CHECK_EQ(back, lba);
+}
+
+static void test_small(void)
+{
+    NcqModel *m = ncq_test_model_text(NCQ_TEST_SMALL, 1);
+    NcqPhys ph;
+    uint64_t lba, back;
+
+    /* zone 0: 5 cylinders x 2 heads x 100 = 1000 sectors */
+    CHECK_EQ(ncq_model_layout_sectors(m), 1000 + 5 * 2 * 80);
+    expect_map(m, 0, 0, 0, 0, 0);
+    expect_map(m, 99, 0, 0, 99, 0);      /* last sector of a track */
+    expect_map(m, 100, 0, 1, 0, 0);      /* head switch */
+    expect_map(m, 199, 0, 1, 99, 0);
+    expect_map(m, 200, 1, 0, 0, 0);      /* cylinder switch */
+    expect_map(m, 999, 4, 1, 99, 0);     /* end of zone 0 */
+    expect_map(m, 1000, 5, 0, 0, 1);     /* zone boundary */
+    expect_map(m, 1079, 5, 0, 79, 1);
+    expect_map(m, 1080, 5, 1, 0, 1);
+    expect_map(m, 1160, 6, 0, 0, 1);
+    expect_map(m, 1799, 9, 1, 79, 1);    /* last sector */
+    CHECK(ncq_model_lba_to_phys(m, 1800, &ph) < 0, "beyond layout");
+    ph.cyl = 5;
+    ph.head = 0;
+    ph.sector = 80;                       /* zone 1 has 80 per track */
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "sector beyond track");
+    ph.cyl = 10;
+    ph.sector = 0;
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "cylinder beyond");
+    for (lba = 0; lba < 1800; lba++) {
+        CHECK_EQ(ncq_model_lba_to_phys(m, lba, &ph), 0);
+        CHECK_EQ(ncq_model_phys_to_lba(m, &ph, &back), 0);
+        CHECK_EQ(back, lba);
+    }
+    ncq_model_free(m);
+}
+
+static void test_spares(void)
+{
+    NcqModel *m;
+
+    m = ncq_test_model_text(
+        "[drive]\nname = sp\nmodel = SP\nkind = hdd\ncapacity = 1000\n"
+        "rpm = 6000\n[layout]\nheads = 2\nzone = 0 5 100\nzone = 5 5 80\n"
+        "spare_per_track = 4\n[seek]\ntype = table\npoint = 1 1\n"
+        "point = 10 2\n", 1);
+    /* 96 usable sectors per track in zone 0 */
+    CHECK_EQ(ncq_model_layout_sectors(m), 5 * 2 * 96 + 5 * 2 * 76);
+    expect_map(m, 95, 0, 0, 95, 0);
+    expect_map(m, 96, 0, 1, 0, 0);
+    expect_map(m, 192, 1, 0, 0, 0);
+    expect_map(m, 960, 5, 0, 0, 1);
+    ncq_model_free(m);
+}
+
+static void test_builtin(void)
+{
+    const char *names[] = {
+        "st3400620as", "fujitsu-max3036rc", "maxtor-atlas10kv",
+        "ibm-40k1044", "quantum-atlas10k", "seagate-cheetah9lp",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        NcqModel *m = ncq_test_model(names[i], 7);
+        const NcqParams *p = ncq_model_params(m);
+        uint64_t s = 42, lba, back;
+        uint32_t z;
+        int k;
+
+        CHECK(ncq_model_layout_sectors(m) >= p->capacity, "%s", names[i]);
+        /* every zone boundary and the tracks around it */
+        for (z = 0; z < p->nzones; z++) {
+            NcqPhys ph = { .cyl = p->zones[z].cyl_start, .head = 0,
+                           .sector = 0 };
+
+            CHECK_EQ(ncq_model_phys_to_lba(m, &ph, &lba), 0);
+            for (k = -2; k <= 2; k++) {
+                NcqPhys q;
+
+                if ((int64_t)lba + k < 0 ||
+                    lba + k >= ncq_model_layout_sectors(m)) {
+                    continue;
+                }
+                CHECK_EQ(ncq_model_lba_to_phys(m, lba + k, &q), 0);
+                CHECK_EQ(ncq_model_phys_to_lba(m, &q, &back), 0);
+                CHECK_EQ(back, lba + k);
+                if (k < 0) {
+                    CHECK_EQ(q.zone, z - 1);
+                } else {
+                    CHECK_EQ(q.zone, z);
+                }
+            }
+        }
+        for (k = 0; k < 100000; k++) {
+            NcqPhys q;
+
+            lba = ncq_test_rng(&s) % p->capacity;
+            CHECK_EQ(ncq_model_lba_to_phys(m, lba, &q), 0);
+            CHECK_EQ(ncq_model_phys_to_lba(m, &q, &back), 0);
+            CHECK_EQ(back, lba);
+        }
+        if (!strcmp(names[i], "st3400620as")) {
+            CHECK_EQ(p->capacity, 781422768);
+        }
+        ncq_model_free(m);
+    }
+}
+
+int main(void)
+{
+    test_small();
+    test_spares();
+    test_builtin();
+    return ncq_test_done("test-layout");
+}

@@ -1,0 +1,172 @@
+/*
+ * ncq-sim: trace writing and reading.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "trace.h"
+
+void ncq_trace_header(FILE *f, const char *model, uint64_t seed)
+{
+    fprintf(f, "%s%d model=%s seed=%" PRIu64 "\n%s\n", NCQ_TRACE_MAGIC,
+            NCQ_TRACE_VERSION, model, seed, NCQ_TRACE_COLUMNS);
+}
+
+void ncq_trace_record(FILE *f, const NcqCompletion *c)
+{
+    fprintf(f, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64
+            ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%u,%u,%s\n",
+            c->id, ncq_op_name(c->op), c->lba, c->sectors, c->fua, c->prio,
+            c->arrival_ns, c->dispatch_ns, c->complete_ns, c->seek_ns,
+            c->rotate_ns, c->transfer_ns, c->cache_hit ? "hit" : "miss",
+            c->queue_len_at_arrival, c->delay_count,
+            ncq_reason_name(c->reason));
+}
+
+static int ncq_parse_op(const char *s, NcqOp *op)
+{
+    if (!strcmp(s, "R") || !strcmp(s, "r") || !strcmp(s, "read")) {
+        *op = NCQ_OP_READ;
+    } else if (!strcmp(s, "W") || !strcmp(s, "w") || !strcmp(s, "write")) {
+        *op = NCQ_OP_WRITE;
+    } else if (!strcmp(s, "F") || !strcmp(s, "f") || !strcmp(s, "flush")) {
+        *op = NCQ_OP_FLUSH;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+static int ncq_split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+
+    while (n < max) {
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p) {
+            break;
+        }
+        *p++ = 0;
+    }
+    return n;
+}
+
+static int ncq_num(const char *s, int64_t *v)
+{
+    char *end;
+
+    while (*s == ' ') {
+        s++;
+    }
+    if (!*s) {
+        return -1;
+    }
+    *v = strtoll(s, &end, 10);
+    while (*end == ' ' || *end == '\r' || *end == '\n') {
+        end++;
+    }
+    return *end ? -1 : 0;
+}
+
+long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    long n = 0, cap = 0, lineno = 0;
+    NcqReq *v = NULL;
+    bool schema = false, header_seen = false;
+
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *fld[20];
+        int nf;
+        int64_t t, lba, sec, prio = 0, fua = 0;
+        NcqOp op;
+        char *nl = strchr(line, '\n');
+
+        lineno++;
+        if (nl) {
+            *nl = 0;
+        }
+        if (!strncmp(line, NCQ_TRACE_MAGIC, strlen(NCQ_TRACE_MAGIC))) {
+            int ver = atoi(line + strlen(NCQ_TRACE_MAGIC));
+
+            if (ver != NCQ_TRACE_VERSION) {
+                snprintf(err, errlen, "%s:%ld: unsupported trace version %d",
+                         path, lineno, ver);
+                goto fail;
+            }
+            schema = true;
+            continue;
+        }
+        if (line[0] == '#' || line[0] == 0) {
+            continue;
+        }
+        if (!header_seen && (line[0] < '0' || line[0] > '9')) {
+            header_seen = true;   /* column names */
+            continue;
+        }
+        nf = ncq_split(line, fld, 20);
+        if (schema) {
+            if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
+                ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
+                ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
+                ncq_num(fld[6], &t) < 0) {
+                snprintf(err, errlen, "%s:%ld: malformed ncq-trace record",
+                         path, lineno);
+                goto fail;
+            }
+        } else {
+            if (nf < 4 || nf > 5 || ncq_num(fld[0], &t) < 0 ||
+                ncq_parse_op(fld[1], &op) < 0 || ncq_num(fld[2], &lba) < 0 ||
+                ncq_num(fld[3], &sec) < 0 ||
+                (nf == 5 && ncq_num(fld[4], &prio) < 0)) {
+                snprintf(err, errlen, "%s:%ld: expected time_ns,op,lba,"
+                         "sectors[,prio]", path, lineno);
+                goto fail;
+            }
+        }
+        if (t < 0 || lba < 0 || sec < 0 || (op != NCQ_OP_FLUSH && sec < 1)) {
+            snprintf(err, errlen, "%s:%ld: negative or zero field", path,
+                     lineno);
+            goto fail;
+        }
+        if (n && t < v[n - 1].t) {
+            snprintf(err, errlen, "%s:%ld: times must not decrease", path,
+                     lineno);
+            goto fail;
+        }
+        if (n == cap) {
+            NcqReq *nv;
+
+            cap = cap ? cap * 2 : 1024;
+            nv = realloc(v, cap * sizeof(*v));
+            if (!nv) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                goto fail;
+            }
+            v = nv;
+        }
+        v[n].t = t;
+        v[n].op = op;
+        v[n].lba = lba;
+        v[n].sectors = sec;
+        v[n].fua = fua != 0;
+        v[n].prio = prio != 0;
+        n++;
+    }
+    fclose(f);
+    *out = v;
+    return n;
+fail:
+    fclose(f);
+    free(v);
+    return -1;
+}

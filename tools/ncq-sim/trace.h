@@ -1,0 +1,36 @@
+/*
+ * ncq-sim: the shared per-command trace schema (docs/trace-schema.md).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef NCQ_SIM_TRACE_H
+#define NCQ_SIM_TRACE_H
+
+#include <stdio.h>
+#include "hw/ide/ncq-model.h"
+
+#define NCQ_TRACE_MAGIC "# ncq-trace v"
+#define NCQ_TRACE_COLUMNS "tag,op,lba,sectors,fua,prio,arrival_ns," \
+    "dispatch_ns,complete_ns,seek_ns,rotate_ns,transfer_ns,cache," \
+    "queue_len,delay_count,reason"
+
+/* One request to replay. */
+typedef struct NcqReq {
+    int64_t t;
+    NcqOp op;
+    uint64_t lba;
+    uint32_t sectors;
+    bool fua;
+    bool prio;
+} NcqReq;
+
+void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
+void ncq_trace_record(FILE *f, const NcqCompletion *c);
+/*
+ * Read requests from a CSV file: either plain "time_ns,op,lba,sectors[,prio]"
+ * lines (op R/W/F or read/write/flush) or an ncq-trace (replays arrival_ns).
+ * Returns count or -1 with a message in err.
+ */
+long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen);
+
+#endif
