@@ -447,6 +447,19 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
             BAD("%s: zone %u sectors per track out of range", p->name, i);
         }
     }
+    {
+        uint64_t total = 0;
+
+        for (i = 0; i < p->nzones; i++) {
+            total += (uint64_t)p->zones[i].cyl_count * p->heads *
+                     (p->zones[i].spt - p->spare_per_track);
+        }
+        if (total < p->capacity) {
+            BAD("%s: layout holds %llu sectors, less than capacity %llu",
+                p->name, (unsigned long long)total,
+                (unsigned long long)p->capacity);
+        }
+    }
     if (p->seek_type == NCQ_SEEK_TABLE && p->seek_npoints < 2) {
         BAD("%s: seek table needs at least 2 points", p->name);
     }

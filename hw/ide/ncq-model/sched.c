@@ -209,6 +209,7 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     n = m->dirty[best].n < NCQ_DESTAGE_MAX ? m->dirty[best].n :
         NCQ_DESTAGE_MAX;
     ncq_wcache_remove(m, lba, n);
+    ncq_cache_fill(m, lba, n);      /* the data stays readable */
     ncq_layout_map(m, lba, &ph);
     tmp.cmd.op = NCQ_OP_WRITE;
     tmp.cyl = ph.cyl;
@@ -262,7 +263,7 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
 static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
                       int64_t decide_ns)
 {
-    NcqSlot *lead = &m->slot[idx];
+    NcqSlot *lead = &m->slot[idx], *first;
     int members[NCQ_SLOTS];
     uint32_t marks[NCQ_SLOTS];
     int64_t mark_t[NCQ_SLOTS];
@@ -274,34 +275,52 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
 
     ncq_q_remove(m, idx);
     members[0] = idx;
-    marks[0] = total;
     if (m->s.clustering_sectors && lead->cmd.queued) {
+        uint64_t start = lead->cmd.lba;
         bool found = true;
 
+        /* grow the access backwards, then forwards, in LBA order */
         while (found) {
             found = false;
             for (i = 0; i < m->nq; i++) {
                 NcqSlot *f = &m->slot[m->qorder[i]];
+                bool before = f->cmd.lba + f->cmd.sectors == start;
 
-                if (f->cmd.op == lead->cmd.op && f->cmd.lba == end &&
+                if (f->cmd.op == lead->cmd.op && f->cmd.queued &&
+                    (before || f->cmd.lba == end) &&
                     f->cmd.fua == lead->cmd.fua &&
                     total + f->cmd.sectors <= m->s.clustering_sectors) {
-                    members[nm] = m->qorder[i];
-                    total += f->cmd.sectors;
-                    marks[nm] = total;
+                    int j, id = m->qorder[i];
+
+                    if (before) {
+                        for (j = nm; j > 0; j--) {
+                            members[j] = members[j - 1];
+                        }
+                        members[0] = id;
+                        start = f->cmd.lba;
+                    } else {
+                        members[nm] = id;
+                        end += f->cmd.sectors;
+                    }
                     nm++;
-                    end += f->cmd.sectors;
-                    ncq_q_remove(m, members[nm - 1]);
+                    total += f->cmd.sectors;
+                    ncq_q_remove(m, id);
                     found = true;
                     break;
                 }
             }
         }
     }
+    total = 0;
+    for (i = 0; i < nm; i++) {
+        total += m->slot[members[i]].cmd.sectors;
+        marks[i] = total;
+    }
+    first = &m->slot[members[0]];
 
     ovh = ncq_cmd_overhead(m, lead) + decide_ns;
     ts = t + ovh;
-    ncq_position_time(m, m->cur_cyl, m->cur_head, ts, lead, &sk);
+    ncq_position_time(m, m->cur_cyl, m->cur_head, ts, first, &sk);
     if (sk && m->p.seek_jitter_ns) {
         sk += (int64_t)(ncq_rng_next(&m->rng) %
                         (uint64_t)(m->p.seek_jitter_ns + 1));
@@ -310,9 +329,9 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     if (wr && ta < t + ncq_bus_ns(m, total)) {
         ta = t + ncq_bus_ns(m, total);   /* data not yet in the buffer */
     }
-    rot = ncq_rot_wait(m, ta, lead->angle);
+    rot = ncq_rot_wait(m, ta, first->angle);
     t_first = ta + rot;
-    t_end = ncq_media_walk(m, lead->cmd.lba, total, t_first, &ec, &eh,
+    t_end = ncq_media_walk(m, first->cmd.lba, total, t_first, &ec, &eh,
                            marks, mark_t, nm);
     m->access_seq++;
     for (i = 0; i < nm; i++) {
@@ -328,7 +347,7 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
         c->media_end_ns = t_end;
         c->access_id = m->access_seq;
         c->cache_hit = false;
-        c->reason = i == 0 ? reason : NCQ_REASON_CLUSTERED;
+        c->reason = members[i] == idx ? reason : NCQ_REASON_CLUSTERED;
         if (wr) {
             c->complete_ns = mark_t[i];
         } else {
@@ -348,12 +367,12 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     m->cur_head = eh;
     m->last_lba_end = end;
     if (wr) {
-        ncq_cache_invalidate(m, lead->cmd.lba, total);
-        ncq_wcache_remove(m, lead->cmd.lba, total);
+        ncq_cache_invalidate(m, first->cmd.lba, total);
+        ncq_wcache_remove(m, first->cmd.lba, total);
         m->pf_armed = false;
         m->st.sectors_written += total;
     } else {
-        m->pf_seg = ncq_cache_fill(m, lead->cmd.lba, total);
+        m->pf_seg = ncq_cache_fill(m, first->cmd.lba, total);
         m->pf_armed = m->pf_seg >= 0 && m->p.readahead_sectors > 0;
         m->st.sectors_read += total;
     }

@@ -1,0 +1,141 @@
+/*
+ * Parameter files: every built-in parses and validates; malformed text
+ * gives an error naming the file, the line and the key, and no params.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "ncq-test.h"
+
+static void expect_error(const char *text, const char *want1,
+                         const char *want2)
+{
+    NcqParams *p = (NcqParams *)1;
+    char err[256] = "";
+    int rc = ncq_params_parse(text, "bad.ncqm", &p, err, sizeof(err));
+
+    CHECK(rc == NCQ_ERR_PARSE, "rc %d for [%s]", rc, text);
+    CHECK(p == NULL, "no params on error");
+    CHECK(strstr(err, "bad.ncqm") != NULL, "file missing in '%s'", err);
+    CHECK(strstr(err, want1) != NULL, "'%s' missing in '%s'", want1, err);
+    if (want2) {
+        CHECK(strstr(err, want2) != NULL, "'%s' missing in '%s'", want2,
+              err);
+    }
+}
+
+#define HEAD "[drive]\nname = x\nmodel = X\nkind = hdd\ncapacity = 100\n" \
+             "rpm = 6000\n[layout]\nheads = 1\nzone = 0 10 10\n" \
+             "[seek]\ntype = table\npoint = 1 1\npoint = 9 2\n"
+
+static void test_errors(void)
+{
+    NcqParams *p;
+    char err[256];
+
+    expect_error(HEAD "bogus = 1\n", ":14:", "'bogus'");
+    expect_error(HEAD "[cache]\nsegments = many\n", ":15:", "'segments'");
+    expect_error("[drive]\nname = a\nname = b\n", ":3:", "'name'");
+    expect_error("[drive]\nname = a\nrpm = -5\n", ":3:", "'rpm'");
+    expect_error("[drive]\nname = a\nrpm\n", ":3:", "key = value");
+    expect_error("[drive\nname = a\n", ":1:", "section");
+    expect_error("[drive]\nkind = tape\n", ":2:", "'kind'");
+    expect_error("[drive]\nname = x\nmodel = X\nkind = hdd\n",
+                 "'drive.capacity'", "missing");
+    expect_error(HEAD "[layout]\ntrack_skew = 1.5\n", ":15:",
+                 "'track_skew'");
+    expect_error(HEAD "[seek]\npoint = 5 1\n", ":15:", "'point'");
+    expect_error(HEAD "[firmware]\npolicy = elevator\n", ":15:", "'policy'");
+    expect_error(HEAD "[drive]\nqueue_depth = 40\n", "queue_depth", NULL);
+    expect_error("[drive]\nname = x\nmodel = X\nkind = hdd\n"
+                 "capacity = 100000\nrpm = 6000\n[layout]\nheads = 1\n"
+                 "zone = 0 10 10\n[seek]\ntype = table\npoint = 1 1\n"
+                 "point = 9 2\n", "less than capacity", NULL);
+    CHECK_EQ(ncq_params_parse(HEAD, "ok.ncqm", &p, err, sizeof(err)), 0);
+    CHECK(p && p->capacity == 100 && p->nzones == 1, "parsed");
+    ncq_params_free(p);
+    CHECK_EQ(ncq_params_load_file("/nonexistent/x.ncqm", &p, err,
+                                  sizeof(err)), NCQ_ERR_IO);
+    CHECK(strstr(err, "/nonexistent/x.ncqm") != NULL, "path in message");
+}
+
+static void test_builtins(void)
+{
+    const char *names = ncq_params_builtin_names();
+    const char *want[] = {
+        "st3400620as", "fujitsu-max3036rc", "maxtor-atlas10kv",
+        "ibm-40k1044", "quantum-atlas10k", "seagate-cheetah9lp",
+        "intel-530",
+    };
+    size_t i;
+
+    CHECK(!strncmp(names, "st3400620as", 11), "default first: %s", names);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        NcqParams *p = ncq_params_builtin(want[i]);
+        char err[256];
+
+        CHECK(strstr(names, want[i]) != NULL, "%s listed", want[i]);
+        CHECK(p != NULL, "%s parses", want[i]);
+        if (!p) {
+            continue;
+        }
+        CHECK_EQ(ncq_params_validate(p, err, sizeof(err)), 0);
+        CHECK(!strcmp(p->name, want[i]), "name %s", p->name);
+        CHECK(p->queue_depth == 32, "%s depth", want[i]);
+        CHECK(p->model[0] != 0, "model string");
+        ncq_params_free(p);
+    }
+    CHECK(ncq_params_builtin("nope") == NULL, "unknown");
+    CHECK(ncq_params_builtin(NULL) == NULL, "NULL");
+    {
+        NcqParams *p = ncq_params_builtin("st3400620as");
+
+        CHECK(p && p->capacity == 781422768ULL && p->rpm == 7200 &&
+              !strcmp(p->model, "ST3400620AS") && p->kind == NCQ_KIND_HDD,
+              "st3400620as facts");
+        CHECK(p && p->starvation_timeout_ns == 2000000000LL, "timeout");
+        ncq_params_free(p);
+        p = ncq_params_builtin("fujitsu-max3036rc");
+        CHECK(p && p->capacity == 71819496ULL && p->rpm == 15000 &&
+              p->starvation_timeout_ns == 2030000000LL, "fujitsu facts");
+        ncq_params_free(p);
+        p = ncq_params_builtin("intel-530");
+        CHECK(p && p->kind == NCQ_KIND_SSD && p->channels == 8 &&
+              p->rpm == 1, "intel facts");
+        ncq_params_free(p);
+    }
+}
+
+static void test_file(void)
+{
+    char path[] = "/tmp/ncq-test-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f;
+    NcqParams *p;
+    char err[256];
+
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) {
+        return;
+    }
+    f = fdopen(fd, "w");
+    fputs(ncq_params_builtin_text("st3400620as"), f);
+    fputs("[extra]\nfoo = 1\n", f);
+    fclose(f);
+    CHECK_EQ(ncq_params_load_file(path, &p, err, sizeof(err)),
+             NCQ_ERR_PARSE);
+    f = fopen(path, "w");
+    fputs(ncq_params_builtin_text("st3400620as"), f);
+    fclose(f);
+    CHECK_EQ(ncq_params_load_file(path, &p, err, sizeof(err)), 0);
+    CHECK(p && p->capacity == 781422768ULL, "file load");
+    ncq_params_free(p);
+    remove(path);
+}
+
+int main(void)
+{
+    test_errors();
+    test_builtins();
+    test_file();
+    return ncq_test_done("test-params");
+}
