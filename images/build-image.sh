@@ -161,7 +161,7 @@ mapfile -t HOSTPKGS < <(printf '%s\n' "${HOSTPKGS[@]}" | sort -u)
 PKGVERSIONS=$(dpkg-query -W -f='${binary:Package} ${Version}\n' "${HOSTPKGS[@]}" | sort)
 
 # ---------------------------------------------------------------- kernel identity
-KPKG= KPKGVER= KDEB= KERNEL_ID= KCONFIG=
+KPKG='' KPKGVER='' KDEB='' KERNEL_ID='' KCONFIG=''
 if [ -n "$USER_KERNEL" ]; then
     [ -f "$USER_KERNEL" ] || die "--kernel $USER_KERNEL: no such file"
     if [ -n "$USER_MODULES" ]; then

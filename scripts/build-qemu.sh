@@ -107,6 +107,11 @@ t0=$(date +%s)
 ninja -C "$build" qemu-system-x86_64 qemu-img >"$build/ninja.log" 2>&1 \
     || { grep -E "error|Error" "$build/ninja.log" | head -20 >&2; die "build failed; full log: $build/ninja.log"; }
 log "built in $(( $(date +%s) - t0 )) s"
+# Upstream's release build has no -Werror; the project's own files must be
+# warning-free all the same.
+if grep -B2 -A6 -E "(ncq-disk|ncq-model)[^ ]*:[0-9]+:[0-9]+: (warning|error)" "$build/ninja.log" >&2; then
+    die "warnings in project files (above); fix them"
+fi
 # Run from the build tree, QEMU looks for firmware under qemu-bundle/ (its
 # relocated --firmwarepath): point that at Debian's firmware packages.
 for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do

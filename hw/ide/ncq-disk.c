@@ -2,8 +2,9 @@
  * ncq-disk: a SATA hard disk whose NCQ command queue is owned by a timing
  * model of a real drive.
  *
- * This file is the QEMU glue: properties, IDENTIFY data and registration.
- * Everything about timing and ordering belongs to the model library in
+ * This file is the QEMU glue: properties, realize and IDENTIFY data.  The
+ * queue lives in ncq-disk-queue.c, the logs in ncq-disk-log.c; everything
+ * about timing and ordering belongs to the model library in
  * hw/ide/ncq-model/, which includes no QEMU header.
  *
  * Copyright (c) 2026 ncq-disk developers
@@ -14,93 +15,215 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/bswap.h"
+#include "qemu/cutils.h"
 #include "qemu/module.h"
 #include "hw/ide/ide-dev.h"
 #include "hw/qdev-properties.h"
+#include "system/block-backend.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
-/* IDENTIFY DEVICE word 76: Serial ATA capabilities */
+/* IDENTIFY DEVICE words */
+#define ID_QUEUE_DEPTH          75
 #define ID_SATA_CAP             76
 #define ID_SATA_CAP_NCQ         (1 << 8)
 #define ID_SATA_CAP_NCQ_PRIO    (1 << 12)
-#define ID_QUEUE_DEPTH          75
-
-typedef struct NcqDiskModelInfo {
-    const char *name;       /* value of the model= property */
-    const char *ident;      /* IDENTIFY model string */
-    const char *firmware;   /* IDENTIFY firmware revision */
-    uint16_t rpm;           /* IDENTIFY word 217 */
-} NcqDiskModelInfo;
-
-static const NcqDiskModelInfo ncq_disk_models[] = {
-    { "st3400620as", "ST3400620AS", "3.AAK", 7200 },
-};
-
-static const NcqDiskModelInfo *ncq_disk_find_model(const char *name)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(ncq_disk_models); i++) {
-        if (!strcmp(ncq_disk_models[i].name, name)) {
-            return &ncq_disk_models[i];
-        }
-    }
-    return NULL;
-}
-
-static char *ncq_disk_model_names(void)
-{
-    GString *s = g_string_new(NULL);
-
-    for (size_t i = 0; i < ARRAY_SIZE(ncq_disk_models); i++) {
-        g_string_append_printf(s, "%s%s", i ? ", " : "",
-                               ncq_disk_models[i].name);
-    }
-    return g_string_free(s, false);
-}
+#define ID_CMDSET_EXT           84      /* and 87: enabled */
+#define ID_CMDSET_EXT_GPL       (1 << 5)
 
 static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 {
     NcqDisk *d = NCQ_DISK(dev);
     uint16_t cap = lduw_le_p(&words[ID_SATA_CAP]);
 
+    /* General Purpose Logging: READ LOG EXT (ncq-disk-log.c) */
+    stw_le_p(&words[ID_CMDSET_EXT],
+             lduw_le_p(&words[ID_CMDSET_EXT]) | ID_CMDSET_EXT_GPL);
+    stw_le_p(&words[ID_CMDSET_EXT + 3],
+             lduw_le_p(&words[ID_CMDSET_EXT + 3]) | ID_CMDSET_EXT_GPL);
+
     /* Only AHCI sets up queues; legacy IDE buses get a non-NCQ disk. */
     if (cap & ID_SATA_CAP_NCQ) {
         stw_le_p(&words[ID_QUEUE_DEPTH], d->queue_depth - 1);
+        if (d->ncq_prio) {
+            stw_le_p(&words[ID_SATA_CAP], cap | ID_SATA_CAP_NCQ_PRIO);
+        }
     }
+}
+
+/*
+ * A time property: "2s", "2030ms", "500us", "100000ns"; a bare number is
+ * milliseconds; "0" disables the time-out.
+ */
+static bool ncq_disk_parse_time(const char *prop, const char *text,
+                                int64_t *ns, Error **errp)
+{
+    static const struct {
+        const char *suffix;
+        int64_t ns;
+    } units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+        { "", 1000000 },
+    };
+    const char *end;
+    uint64_t v;
+    size_t i;
+
+    if (qemu_strtou64(text, &end, 10, &v) == 0 || end != text) {
+        for (i = 0; i < ARRAY_SIZE(units); i++) {
+            if (!strcmp(end, units[i].suffix) &&
+                v <= INT64_MAX / units[i].ns) {
+                *ns = v * units[i].ns;
+                return true;
+            }
+        }
+    }
+    error_setg(errp, "%s='%s' is not a time; use e.g. 2s, 2030ms, 500us "
+               "or 0 for none", prop, text);
+    return false;
+}
+
+/* Properties override the model file's defaults. */
+static bool ncq_disk_apply_settings(NcqDisk *d, Error **errp)
+{
+    NcqSettings st;
+    char err[256];
+
+    ncq_model_get_settings(d->model, &st);
+    if (d->policy && ncq_policy_from_name(d->policy, &st.policy) < 0) {
+        error_setg(errp, "unknown policy '%s'; use fcfs, sstf, clook, sptf "
+                   "or aged-sptf", d->policy);
+        return false;
+    }
+    if (d->starvation_timeout &&
+        !ncq_disk_parse_time("starvation-timeout", d->starvation_timeout,
+                             &st.starvation_timeout_ns, errp)) {
+        return false;
+    }
+    if (d->prio_timeout &&
+        !ncq_disk_parse_time("prio-timeout", d->prio_timeout,
+                             &st.prio_timeout_ns, errp)) {
+        return false;
+    }
+    if (d->clustering != NCQ_DISK_UNSET) {
+        if (d->clustering > NCQ_MAX_SECTORS) {
+            error_setg(errp, "clustering=%u is too large; use 0 (off) to %u "
+                       "sectors", d->clustering, NCQ_MAX_SECTORS);
+            return false;
+        }
+        st.clustering_sectors = d->clustering;
+    }
+    st.honour_prio = st.honour_prio && d->ncq_prio;
+    if (ncq_model_set_settings(d->model, &st, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    return true;
+}
+
+static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
+{
+    char err[512];
+
+    if (d->model_file) {
+        if (ncq_params_load_file(d->model_file, &d->params,
+                                 err, sizeof(err)) < 0) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+    } else {
+        d->params = ncq_params_builtin(d->model_name);
+        if (!d->params) {
+            error_setg(errp, "unknown model '%s'; known models: %s "
+                       "(or give model-file=PATH)", d->model_name,
+                       ncq_params_builtin_names());
+            return false;
+        }
+    }
+    d->model = ncq_model_new(d->params, d->seed, err, sizeof(err));
+    if (!d->model) {
+        error_setg(errp, "model '%s': %s", d->params->name, err);
+        return false;
+    }
+    return true;
+}
+
+static void ncq_disk_release(NcqDisk *d)
+{
+    ncq_disk_queue_cleanup(d);
+    if (d->trace) {
+        fclose(d->trace);
+        d->trace = NULL;
+    }
+    ncq_model_free(d->model);
+    d->model = NULL;
+    ncq_params_free(d->params);
+    d->params = NULL;
 }
 
 static void ncq_disk_realize(IDEDevice *dev, Error **errp)
 {
     NcqDisk *d = NCQ_DISK(dev);
-    const NcqDiskModelInfo *info = ncq_disk_find_model(d->model_name);
+    int64_t len;
 
-    if (!info) {
-        g_autofree char *known = ncq_disk_model_names();
-
-        error_setg(errp, "unknown model '%s'; known models: %s",
-                   d->model_name, known);
-        return;
-    }
     if (d->queue_depth < 1 || d->queue_depth > NCQ_DISK_MAX_DEPTH) {
-        error_setg(errp, "queue-depth %u out of range; use 1 to %d",
+        error_setg(errp, "queue-depth=%u is out of range; use 1 to %d",
                    d->queue_depth, NCQ_DISK_MAX_DEPTH);
         return;
     }
-    d->info = info;
-    dev->model = g_strdup(info->ident);
-    if (!dev->version) {
-        dev->version = g_strdup(info->firmware);
+    if (!dev->conf.blk) {
+        error_setg(errp, "drive property not set; give drive=ID of a "
+                   "-drive if=none,id=ID,...");
+        return;
     }
-    dev->rotation_rate = info->rpm;
+    if (!ncq_disk_load_model(d, errp) || !ncq_disk_apply_settings(d, errp)) {
+        goto fail;
+    }
+
+    len = blk_getlength(dev->conf.blk);
+    if (len < 0) {
+        error_setg_errno(errp, -len, "cannot get the image size");
+        goto fail;
+    }
+    if (len / BDRV_SECTOR_SIZE > d->params->capacity) {
+        error_setg(errp, "image has %" PRId64 " sectors, more than model "
+                   "%s's capacity of %" PRIu64 "; use a smaller image or "
+                   "another model", (int64_t)(len / BDRV_SECTOR_SIZE),
+                   d->params->name,
+                   (uint64_t)d->params->capacity);
+        goto fail;
+    }
+
+    if (d->trace_path) {
+        d->trace = fopen(d->trace_path, "w");
+        if (!d->trace) {
+            error_setg_errno(errp, errno, "cannot open trace file '%s'",
+                             d->trace_path);
+            goto fail;
+        }
+        ncq_disk_trace_header(d);
+    }
+
+    g_free(dev->model);
+    dev->model = g_strdup(d->params->model);
+    if (!dev->version) {
+        dev->version = g_strdup(d->params->firmware);
+    }
+    dev->rotation_rate = d->params->kind == NCQ_KIND_SSD ? 1 : d->params->rpm;
+    ncq_disk_queue_init(d);
     ide_dev_initfn(dev, IDE_HD, errp);
+    if (*errp) {
+        goto fail;
+    }
+    return;
+
+fail:
+    ncq_disk_release(d);
 }
 
 static void ncq_disk_unrealize(DeviceState *qdev)
 {
-    IDEDevice *dev = IDE_DEVICE(qdev);
-
-    g_free(dev->model);
-    dev->model = NULL;
+    ncq_disk_release(NCQ_DISK(qdev));
 }
 
 static const Property ncq_disk_properties[] = {
@@ -110,8 +233,17 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_UINT64("wwn", NcqDisk, dev.wwn, 0),
     DEFINE_PROP_STRING("serial", NcqDisk, dev.serial),
     DEFINE_PROP_STRING("model", NcqDisk, model_name),
+    DEFINE_PROP_STRING("model-file", NcqDisk, model_file),
     DEFINE_PROP_UINT32("queue-depth", NcqDisk, queue_depth,
                        NCQ_DISK_MAX_DEPTH),
+    DEFINE_PROP_STRING("policy", NcqDisk, policy),
+    DEFINE_PROP_STRING("starvation-timeout", NcqDisk, starvation_timeout),
+    DEFINE_PROP_STRING("prio-timeout", NcqDisk, prio_timeout),
+    DEFINE_PROP_UINT32("clustering", NcqDisk, clustering, NCQ_DISK_UNSET),
+    DEFINE_PROP_UINT64("seed", NcqDisk, seed, 1),
+    DEFINE_PROP_STRING("trace", NcqDisk, trace_path),
+    DEFINE_PROP_BOOL("timing", NcqDisk, timing, true),
+    DEFINE_PROP_BOOL("ncq-prio", NcqDisk, ncq_prio, true),
 };
 
 static void ncq_disk_instance_init(Object *obj)
@@ -128,6 +260,10 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
 
     k->realize = ncq_disk_realize;
     k->identify = ncq_disk_identify;
+    k->exec_cmd = ncq_disk_exec_cmd;
+    k->ncq_submit = ncq_disk_ncq_submit;
+    k->ncq_error = ncq_disk_ncq_error;
+    k->ncq_cancel = ncq_disk_ncq_cancel;
     dc->unrealize = ncq_disk_unrealize;
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";

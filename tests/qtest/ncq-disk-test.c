@@ -42,6 +42,48 @@ static void ncq_shutdown(AHCIQState *ahci)
     qtest_shutdown(qs);
 }
 
+static bool ncq_busy(AHCIQState *ahci, uint8_t port, uint8_t slot)
+{
+    uint32_t tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
+
+    if (tfd & AHCI_PX_TFD_STS_ERR) {
+        return false;
+    }
+    return (tfd & AHCI_PX_TFD_STS_BSY) ||
+           (ahci_px_rreg(ahci, port, AHCI_PX_CI) & (1 << slot)) ||
+           (ahci_px_rreg(ahci, port, AHCI_PX_SACT) & (1 << slot));
+}
+
+/*
+ * ncq-disk completes commands at model deadlines on the virtual clock,
+ * which only moves here when the test steps it.
+ */
+static void ncq_wait(AHCIQState *ahci, uint8_t port, AHCICommand *cmd)
+{
+    while (ncq_busy(ahci, port, ahci_command_slot(cmd))) {
+        qtest_clock_step_next(ahci->parent->qts);
+    }
+}
+
+/* Like libqos's ahci_io(), but steps the virtual clock while waiting. */
+static void ncq_io(AHCIQState *ahci, uint8_t port, uint8_t ide_cmd,
+                   void *buf, size_t len, uint64_t sector)
+{
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, len);
+    AHCICommand *cmd = ahci_command_create(ide_cmd);
+
+    qtest_memwrite(qts, gbuf, buf, len);
+    ahci_command_adjust(cmd, sector, gbuf, len, 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    ncq_wait(ahci, port, cmd);
+    ahci_command_verify(ahci, cmd);
+    ahci_command_free(cmd);
+    qtest_memread(qts, gbuf, buf, len);
+    ahci_free(ahci, gbuf);
+}
+
 /* ATA strings are stored with the two bytes of each word swapped. */
 static void ata_string(const uint16_t *words, int first, int count, char *out)
 {
@@ -108,8 +150,8 @@ static void test_ncq_write_read_back(void)
     /* As libata and ahci-test do: IDENTIFY first, which clears the port's
      * power-on error state. */
     ahci_io(ahci, port, CMD_IDENTIFY, in, 512, 0);
-    ahci_io(ahci, port, WRITE_FPDMA_QUEUED, out, len, 4096);
-    ahci_io(ahci, port, READ_FPDMA_QUEUED, in, len, 4096);
+    ncq_io(ahci, port, WRITE_FPDMA_QUEUED, out, len, 4096);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, len, 4096);
     g_assert(memcmp(out, in, len) == 0);
     ncq_shutdown(ahci);
 }

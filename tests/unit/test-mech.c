@@ -32,8 +32,10 @@ static void test_rotation(void)
     CHECK_EQ(ncq_model_rot_wait_ns(m, t0, 200), 3 * MS);
     /* cylinder 2 head 1: 2 * 0.3 + 0.1 = 0.7 rev */
     CHECK_EQ(ncq_model_rot_wait_ns(m, t0, 500), 7 * MS);
-    /* zone 1 (80 spt, 125 us per sector), cylinder 5 head 0: 5 * 0.3 =
-     * 1.5 rev -> 0.5 rev */
+    /*
+     * zone 1 (80 spt, 125 us per sector), cylinder 5 head 0: 5 * 0.3 =
+     * 1.5 rev -> 0.5 rev
+     */
     CHECK_EQ(ncq_model_rot_wait_ns(m, t0, 1000), 5 * MS);
     CHECK_EQ(ncq_model_rot_wait_ns(m, t0, 1004), 5 * MS + 500 * US);
     /* periodic: whole revolutions later, the same answers */
@@ -87,12 +89,15 @@ static void test_single(void)
     NcqCompletion c[4];
     int n;
 
-    /* head starts at cylinder 0, head 0.  Read 8 sectors at cylinder 3
-     * head 0 sector 10 (lba 610): seek 3 cylinders = 1 + 2/9 ms. */
+    /*
+     * head starts at cylinder 0, head 0.  Read 8 sectors at cylinder 3
+     * head 0 sector 10 (lba 610): seek 3 cylinders = 1 + 2/9 ms.
+     */
     int64_t seek = 1 * MS + 2 * MS / 9;
-    /* sector 10 of cylinder 3 head 0 is at (0.9 skew + 0.1) = 0 rev ->
-     * skew 3 * 0.3 = 0.9 rev; sector 10 adds 0.1: angle 0 -> a whole
-     * number of revolutions after t0 */
+    /*
+     * sector 10 of cylinder 3 head 0: skew 3 * 0.3 = 0.9 rev, plus 0.1
+     * for sector 10: angle 0, a whole number of revolutions after t0
+     */
     int64_t arrive = t0 + seek;
     int64_t first = t0 + 10 * MS;      /* next pass of angle 0 */
     int64_t end = first + 8 * 100 * US;
@@ -109,9 +114,11 @@ static void test_single(void)
     CHECK_EQ(c[0].dispatch_ns, t0);
     CHECK_EQ(c[0].reason, NCQ_REASON_ONLY);
 
-    /* across a head switch: 8 sectors from sector 96 of (0,0):
+    /*
+     * across a head switch: 8 sectors from sector 96 of (0,0):
      * 4 sectors, switch 0.5 ms, then wait for the skewed sector 0 of
-     * head 1 (0.1 rev after sector 0 of head 0), 4 more sectors. */
+     * head 1 (0.1 rev after sector 0 of head 0), 4 more sectors.
+     */
     {
         int64_t t1 = c[0].complete_ns + 50 * MS;
         int64_t w;
@@ -131,8 +138,52 @@ static void test_single(void)
     ncq_model_free(m);
 }
 
+/* Zero-latency access: landing inside the request saves the wait. */
+static void test_zero_latency(void)
+{
+    int zl;
+
+    for (zl = 0; zl < 2; zl++) {
+        NcqModel *m = ncq_test_model_text(
+            NCQ_TEST_SMALL "[firmware]\nzero_latency = on\n", 9);
+        int64_t t0 = ncq_model_rot_wait_ns(m, 0, 0) + 20 * MS;
+        NcqSettings s;
+        NcqCompletion c[2];
+        char err[64];
+
+        ncq_model_get_settings(m, &s);
+        s.zero_latency = zl;
+        CHECK_EQ(ncq_model_set_settings(m, &s, err, sizeof(err)), 0);
+        /* sectors 0..49 of track (0,0); the head is over sector 10 */
+        CHECK_EQ(ncq_test_submit(m, 0, NCQ_OP_READ, 0, 50, t0 + 1 * MS), 0);
+        CHECK_EQ(ncq_test_drain(m, c, 2), 1);
+        if (zl) {
+            /* 10..49, gap 50..99, 0..9: one revolution */
+            CHECK_EQ(c[0].rotate_ns, 0);
+            CHECK_EQ(c[0].media_end_ns, t0 + 11 * MS);
+        } else {
+            /* wait 9 ms for sector 0, read 5 ms */
+            CHECK_EQ(c[0].rotate_ns, 9 * MS);
+            CHECK_EQ(c[0].media_end_ns, t0 + 15 * MS);
+        }
+        ncq_model_free(m);
+    }
+    {
+        NcqModel *m = ncq_test_model_text(NCQ_TEST_SMALL, 1);
+        NcqSettings s;
+        char err[64];
+
+        ncq_model_get_settings(m, &s);
+        s.zero_latency = true;
+        CHECK(ncq_model_set_settings(m, &s, err, sizeof(err)) < 0,
+              "zero latency refused when the drive lacks it");
+        ncq_model_free(m);
+    }
+}
+
 int main(void)
 {
+    test_zero_latency();
     test_rotation();
     test_seek();
     test_single();

@@ -143,8 +143,10 @@ static void test_sstf_clook(void)
     CHECK_EQ(ncq_test_submit(m, 4, NCQ_OP_READ, 10, 1, 4), 0);
     n = ncq_test_drain(m, c, 8);
     CHECK_EQ(n, 5);
-    /* SSTF from 2: 1 (d 1, first in arrival order among 1 and 3),
-     * then 0, then 3, then 4 */
+    /*
+     * SSTF from cylinder 2: cylinder 1 (distance 1, first in arrival
+     * order among 1 and 3), then 0, then 3, then 4
+     */
     CHECK(c[1].id == 2 && c[2].id == 4 && c[3].id == 3 && c[4].id == 1,
           "sstf order %u %u %u %u", c[1].id, c[2].id, c[3].id, c[4].id);
     ncq_model_free(m);

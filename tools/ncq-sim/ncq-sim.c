@@ -7,9 +7,9 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +39,7 @@ typedef struct Opts {
     int ngroups;
     Group group[MAX_GROUPS];
     int64_t think_ns;
+    int64_t host_delay_ns;
     uint32_t sizes[MAX_SIZES];
     int nsizes;
     uint32_t align;
@@ -60,7 +61,9 @@ typedef struct Result {
     int64_t *lat;               /* host latency */
     int64_t *dlat;              /* drive latency */
     uint32_t *delay;
+    int *grp;
     long nlat, caplat;
+    int ngroups;
     NcqStats st;
 } Result;
 
@@ -94,12 +97,18 @@ static uint64_t rng_below(uint64_t *s, uint64_t n)
 
 static long parse_long(const char *s, const char *what)
 {
-    char *end;
-    long v;
+    long v = 0;
 
-    errno = 0;
-    v = strtol(s, &end, 0);
-    if (errno || *end || end == s || v < 0) {
+    if (*s < '0' || *s > '9') {
+        die("bad value for %s (expected a non-negative integer)", what);
+    }
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (v > (LONG_MAX - (*s - '0')) / 10) {
+            die("value too large for %s", what);
+        }
+        v = v * 10 + (*s - '0');
+    }
+    if (*s) {
         die("bad value for %s (expected a non-negative integer)", what);
     }
     return v;
@@ -187,6 +196,8 @@ static void usage(void)
 "  --lba-range LO:HI     range of the default group (sectors or %%)\n"
 "  --group N:LO:HI[:prio] add a client group (repeatable)\n"
 "  --think-ns NS         think time between a completion and the next issue\n"
+"  --host-delay-ns NS    host turnaround: a completion frees a drive slot for\n"
+"                        the host queue NS later (default 0)\n"
 "  --size S[,S...]       request size(s) in sectors (default 8)\n"
 "  --align N             LBA alignment in sectors (default 8)\n"
 "  --read-ratio R        fraction of reads (default 1)\n"
@@ -219,6 +230,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
         { "lba-range", required_argument, NULL, 'r' },
         { "group", required_argument, NULL, 'g' },
         { "think-ns", required_argument, NULL, 'T' },
+        { "host-delay-ns", required_argument, NULL, 'H' },
         { "size", required_argument, NULL, 'z' },
         { "align", required_argument, NULL, 'A' },
         { "read-ratio", required_argument, NULL, 'R' },
@@ -250,6 +262,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
     snprintf(def.lo_s, sizeof(def.lo_s), "0");
     snprintf(def.hi_s, sizeof(def.hi_s), "100%%");
 
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -337,6 +350,9 @@ static void opts_parse(Opts *o, int argc, char **argv)
         case 'T':
             o->think_ns = parse_long(optarg, "--think-ns");
             break;
+        case 'H':
+            o->host_delay_ns = parse_long(optarg, "--host-delay-ns");
+            break;
         case 'z':
             o->nsizes = parse_list(optarg, o->sizes, MAX_SIZES, "--size");
             for (c = 0; c < o->nsizes; c++) {
@@ -404,8 +420,8 @@ static void opts_parse(Opts *o, int argc, char **argv)
             usage();
             exit(0);
         default:
-            fprintf(stderr, "ncq-sim: see --help\n");
-            exit(2);
+            die("unknown option or missing value: '%s' (see --help)",
+                argv[optind - 1]);
         }
     }
     if (optind < argc) {
@@ -475,17 +491,20 @@ static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
     return m;
 }
 
-static void result_add(Result *r, int64_t lat, const NcqCompletion *c)
+static void result_add(Result *r, int64_t lat, const NcqCompletion *c,
+                       int group)
 {
     if (r->nlat == r->caplat) {
         r->caplat = r->caplat ? r->caplat * 2 : 4096;
         r->lat = realloc(r->lat, r->caplat * sizeof(*r->lat));
         r->dlat = realloc(r->dlat, r->caplat * sizeof(*r->dlat));
         r->delay = realloc(r->delay, r->caplat * sizeof(*r->delay));
-        if (!r->lat || !r->dlat || !r->delay) {
+        r->grp = realloc(r->grp, r->caplat * sizeof(*r->grp));
+        if (!r->lat || !r->dlat || !r->delay || !r->grp) {
             die("out of memory%s", "");
         }
     }
+    r->grp[r->nlat] = group;
     r->lat[r->nlat] = lat;
     r->dlat[r->nlat] = c->complete_ns - c->arrival_ns;
     r->delay[r->nlat] = c->delay_count;
@@ -515,13 +534,16 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
     long hq_head = 0, hq_n = 0, hq_cap, issued = 0, ri = 0;
     HostReq inflight[NCQ_MAX_TAGS + 1];
     bool tag_busy[NCQ_MAX_TAGS + 1] = { false };
-    int in_drive = 0;
+    int64_t last_t = -1;
+    int in_drive = 0, ncredit = depth;
+    int64_t credit[NCQ_MAX_TAGS + 1] = { 0 };   /* when a slot is usable */
     uint64_t wrng = o->seed ^ 0x5deece66dULL;
     FILE *tf = NULL;
     NcqCompletion comp[64];
     Group groups[MAX_GROUPS];
 
     memset(r, 0, sizeof(*r));
+    r->ngroups = reqs ? 1 : o->ngroups;
     for (g = 0; g < o->ngroups; g++) {
         groups[g] = o->group[g];
         groups[g].lo = parse_pos(groups[g].lo_s, p->capacity, "range");
@@ -569,6 +591,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
 
     for (;;) {
         int64_t t = ncq_model_next_event(m), ti = INT64_MAX;
+        int64_t m_now = last_t;
         bool more;
         int n;
 
@@ -590,12 +613,20 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
         if (ti < t) {
             t = ti;
         }
+        if (hq_n > 0) {
+            for (i = 0; i < ncredit; i++) {
+                if (credit[i] < t && credit[i] > m_now) {
+                    t = credit[i];
+                }
+            }
+        }
         if (t == INT64_MAX) {
             if (hq_n == 0 && in_drive == 0) {
                 break;
             }
             die("internal: host requests stuck%s", "");
         }
+        last_t = t;
         do {
             n = ncq_model_advance(m, t, comp, 64);
             for (i = 0; i < n; i++) {
@@ -604,7 +635,9 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
 
                 tag_busy[tag] = false;
                 in_drive--;
-                result_add(r, comp[i].complete_ns - h->issue, &comp[i]);
+                credit[ncredit++] = comp[i].complete_ns + o->host_delay_ns;
+                result_add(r, comp[i].complete_ns - h->issue, &comp[i],
+                           h->client >= 0 ? cgroup[h->client] : 0);
                 if (tf) {
                     ncq_trace_record(tf, &comp[i]);
                 }
@@ -663,11 +696,19 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
             }
         }
         /* dispatch */
-        while (hq_n > 0 && in_drive < depth) {
+        while (hq_n > 0) {
             HostReq *h = &hq[hq_head];
             NcqCmd cmd = { 0 };
-            int tag = -1, rc;
+            int tag = -1, rc, cr = -1;
 
+            for (i = 0; i < ncredit; i++) {
+                if (credit[i] <= t && (cr < 0 || credit[i] < credit[cr])) {
+                    cr = i;
+                }
+            }
+            if (cr < 0) {
+                break;
+            }
             cmd.op = h->r.op;
             cmd.lba = h->r.lba;
             cmd.sectors = h->r.sectors;
@@ -704,6 +745,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
             inflight[tag] = *h;
             tag_busy[tag] = true;
             in_drive++;
+            credit[cr] = credit[--ncredit];
             hq_head = (hq_head + 1) % hq_cap;
             hq_n--;
         }
@@ -751,6 +793,28 @@ static void summarize(const Opts *o, int depth, Result *r, bool row)
     if (r->nlat) {
         mean /= r->nlat;
         dmean /= r->nlat;
+    }
+    if (r->ngroups > 1 && !row && !o->quiet) {
+        int64_t *tmp = malloc((r->nlat + 1) * sizeof(*tmp));
+
+        for (b = 0; b < r->ngroups; b++) {
+            long k = 0;
+            double gm = 0;
+
+            for (i = 0; i < r->nlat; i++) {
+                if (r->grp[i] == b) {
+                    tmp[k++] = r->lat[i];
+                    gm += r->lat[i] / 1e6;
+                }
+            }
+            qsort(tmp, k, sizeof(*tmp), cmp64);
+            printf("group %d      %d client(s) %s..%s%s: %ld commands, "
+                   "latency ms mean %.2f p50 %.2f p99 %.2f max %.2f\n", b,
+                   o->group[b].clients, o->group[b].lo_s, o->group[b].hi_s,
+                   o->group[b].prio ? " prio" : "", k, k ? gm / k : 0,
+                   pct(tmp, k, 0.5), pct(tmp, k, 0.99), pct(tmp, k, 1.0));
+        }
+        free(tmp);
     }
     qsort(r->lat, r->nlat, sizeof(*r->lat), cmp64);
     qsort(r->dlat, r->nlat, sizeof(*r->dlat), cmp64);
@@ -802,6 +866,7 @@ static void result_free(Result *r)
     free(r->lat);
     free(r->dlat);
     free(r->delay);
+    free(r->grp);
 }
 
 int main(int argc, char **argv)

@@ -55,21 +55,44 @@ static int ncq_split(char *line, char **f, int max)
     return n;
 }
 
+/* A decimal integer (optionally negative), blanks around it allowed. */
 static int ncq_num(const char *s, int64_t *v)
 {
-    char *end;
+    bool neg = false;
+    int64_t x = 0;
 
     while (*s == ' ') {
         s++;
     }
-    if (!*s) {
+    if (*s == '-') {
+        neg = true;
+        s++;
+    }
+    if (*s < '0' || *s > '9') {
         return -1;
     }
-    *v = strtoll(s, &end, 10);
-    while (*end == ' ' || *end == '\r' || *end == '\n') {
-        end++;
+    while (*s >= '0' && *s <= '9') {
+        if (x > (INT64_MAX - (*s - '0')) / 10) {
+            return -1;
+        }
+        x = x * 10 + (*s++ - '0');
     }
-    return *end ? -1 : 0;
+    while (*s == ' ' || *s == '\r' || *s == '\n') {
+        s++;
+    }
+    *v = neg ? -x : x;
+    return *s ? -1 : 0;
+}
+
+/* arrival time, then queue length at arrival (grows within one instant) */
+static int ncq_req_cmp(const void *a, const void *b)
+{
+    const NcqReq *x = a, *y = b;
+
+    if (x->t != y->t) {
+        return x->t < y->t ? -1 : 1;
+    }
+    return x->order < y->order ? -1 : x->order > y->order;
 }
 
 long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
@@ -87,7 +110,7 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
     while (fgets(line, sizeof(line), f)) {
         char *fld[20];
         int nf;
-        int64_t t, lba, sec, prio = 0, fua = 0;
+        int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0;
         NcqOp op;
         char *nl = strchr(line, '\n');
 
@@ -118,7 +141,7 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
             if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
                 ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
                 ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
-                ncq_num(fld[6], &t) < 0) {
+                ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0) {
                 snprintf(err, errlen, "%s:%ld: malformed ncq-trace record",
                          path, lineno);
                 goto fail;
@@ -138,7 +161,7 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
                      lineno);
             goto fail;
         }
-        if (n && t < v[n - 1].t) {
+        if (!schema && n && t < v[n - 1].t) {
             snprintf(err, errlen, "%s:%ld: times must not decrease", path,
                      lineno);
             goto fail;
@@ -160,9 +183,14 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
         v[n].sectors = sec;
         v[n].fua = fua != 0;
         v[n].prio = prio != 0;
+        v[n].order = qlen;
         n++;
     }
     fclose(f);
+    if (schema) {
+        /* records are in completion order: back to submission order */
+        qsort(v, n, sizeof(*v), ncq_req_cmp);
+    }
     *out = v;
     return n;
 fail:

@@ -22,6 +22,7 @@ typedef struct NcqReq {
     uint32_t sectors;
     bool fua;
     bool prio;
+    int64_t order;      /* tie-break at equal times */
 } NcqReq;
 
 void ncq_trace_header(FILE *f, const char *model, uint64_t seed);

@@ -47,11 +47,93 @@ void ncq_pf_stop(NcqModel *m, int64_t t)
     m->pf_armed = false;
 }
 
-bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t)
+/*
+ * The host read segment @seg up to @end.  Read-ahead keeps going while
+ * the host stays within one read-ahead of the segment's end: restart it
+ * when the mechanism is idle and the head is at the end of that segment.
+ */
+void ncq_pf_consume(NcqModel *m, int seg, uint64_t end, int64_t t)
+{
+    NcqSeg *sg;
+
+    if (seg < 0 || m->p.readahead_sectors == 0) {
+        return;
+    }
+    sg = &m->seg[seg];
+    if (seg != m->pf_seg) {
+        if (sg->end != m->last_lba_end || m->mech == NCQ_MECH_PREFETCH) {
+            return;
+        }
+        m->pf_seg = seg;
+        m->pf_consumed = end;
+    } else if (end > m->pf_consumed) {
+        m->pf_consumed = end;
+    }
+    if (m->mech == NCQ_MECH_IDLE && m->nq == 0 && sg->valid &&
+        sg->end == m->last_lba_end &&
+        sg->end < m->pf_consumed + m->p.readahead_sectors) {
+        m->pf_armed = true;
+        ncq_mech_decide(m, t);
+    }
+}
+
+/*
+ * A read that continues the read-ahead in progress is served from it: it
+ * completes when the read-ahead has passed its last sector.  The
+ * read-ahead is lengthened to cover it when needed.
+ */
+bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t)
+{
+    NcqSeg *sg = &m->seg[m->pf_seg];
+    uint64_t lba = s->cmd.lba, need;
+    uint32_t n = s->cmd.sectors, c, h;
+    int64_t ready, st, done, bus;
+
+    if (m->mech != NCQ_MECH_PREFETCH || !sg->valid || sg->end != m->pf_lba ||
+        lba < sg->start || lba > m->pf_lba + m->pf_n) {
+        return false;
+    }
+    need = lba + n - m->pf_lba;
+    if (need > m->pf_n) {
+        if (need > (uint64_t)m->pf_n + m->p.readahead_sectors ||
+            m->pf_lba + need > m->p.capacity) {
+            return false;
+        }
+        m->pf_n = need;
+        m->mech_until = ncq_media_walk(m, m->pf_lba, m->pf_n, m->pf_first,
+                                       &c, &h, NULL, NULL, 0);
+    }
+    ready = ncq_media_walk(m, m->pf_lba, need, m->pf_first, &c, &h,
+                           NULL, NULL, 0);
+    st = t > m->bus_free ? t : m->bus_free;
+    bus = ncq_bus_ns(m, n);
+    done = st + m->p.ovh_read_hit_ns + bus;
+    if (ready + ncq_bus_ns(m, 1) > done) {
+        done = ready + ncq_bus_ns(m, 1);
+    }
+    m->bus_free = done;
+    s->c.dispatch_ns = t;
+    s->c.overhead_ns = m->p.ovh_read_hit_ns + (st - t);
+    s->c.transfer_ns = done - st - m->p.ovh_read_hit_ns;
+    s->c.complete_ns = done;
+    s->c.reason = NCQ_REASON_CACHE;
+    s->c.cache_hit = true;
+    s->state = NCQ_SLOT_SERVICE;
+    s->done_seq = ++m->done_seq;
+    if (lba + n > m->pf_consumed) {
+        m->pf_consumed = lba + n;
+    }
+    m->st.sectors_read += n;
+    return true;
+}
+
+bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t,
+                      int *seg)
 {
     uint64_t end = lba + n;
     int i;
 
+    *seg = -1;
     for (i = 0; i < m->ndirty; i++) {
         if (lba >= m->dirty[i].lba && end <= m->dirty[i].lba + m->dirty[i].n) {
             return true;
@@ -70,6 +152,7 @@ bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t)
         }
         if (lba >= sg->start && end <= send) {
             sg->lru = ++m->lru_clock;
+            *seg = i;
             return true;
         }
     }

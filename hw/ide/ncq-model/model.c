@@ -194,6 +194,11 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
         m->cur_cyl = ph.cyl;
         m->cur_head = ph.head;
         m->last_lba_end = m->pf_lba + m->pf_n;
+        /* the host is still reading this stream: keep reading ahead */
+        m->pf_armed = m->seg[m->pf_seg].valid &&
+                      m->seg[m->pf_seg].end == m->last_lba_end &&
+                      m->last_lba_end < m->pf_consumed +
+                                        m->p.readahead_sectors;
     }
     m->mech = NCQ_MECH_IDLE;
     ncq_mech_decide(m, t);
@@ -289,7 +294,7 @@ static void ncq_complete_now(NcqModel *m, NcqSlot *s, int64_t done,
 int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
 {
     NcqSlot *s;
-    int rc, idx;
+    int rc, idx, seg;
 
     if (now_ns < m->now) {
         m->st.rejected++;
@@ -348,7 +353,7 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         s->angle = ncq_layout_angle(m, &ph);
     }
     if (cmd->op == NCQ_OP_READ && !cmd->fua &&
-        ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns)) {
+        ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns, &seg)) {
         int64_t st = now_ns > m->bus_free ? now_ns : m->bus_free;
         int64_t bus = ncq_bus_ns(m, cmd->sectors);
 
@@ -357,6 +362,11 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
                          (st - now_ns), bus);
         s->c.cache_hit = true;
         m->st.sectors_read += cmd->sectors;
+        ncq_pf_consume(m, seg, cmd->lba + cmd->sectors, now_ns);
+        return 0;
+    }
+    if (cmd->op == NCQ_OP_READ && !cmd->fua && ncq_pf_stream_hit(m, s,
+                                                                 now_ns)) {
         return 0;
     }
     if (cmd->op == NCQ_OP_WRITE && !cmd->fua && m->s.write_cache &&

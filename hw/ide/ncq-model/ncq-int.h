@@ -114,6 +114,7 @@ struct NcqModel {
     uint64_t pf_lba;              /* first sector being prefetched */
     uint32_t pf_n;
     int64_t pf_first;             /* first sector under the head */
+    uint64_t pf_consumed;         /* host has read pf_seg up to here */
 
     /* write cache */
     NcqExtent dirty[NCQ_MAX_DIRTY];
@@ -148,7 +149,10 @@ uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,
 int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors);
 
 /* cache.c */
-bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t);
+bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t,
+                      int *seg);
+void ncq_pf_consume(NcqModel *m, int seg, uint64_t end, int64_t t);
+bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t);
 int ncq_cache_fill(NcqModel *m, uint64_t lba, uint32_t n);
 void ncq_cache_invalidate(NcqModel *m, uint64_t lba, uint32_t n);
 bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);

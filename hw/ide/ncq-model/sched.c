@@ -260,6 +260,45 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
     m->cur_head = ph.head;
 }
 
+/*
+ * Zero-latency access for a request within one track: when the head
+ * lands inside the requested sectors, read from the next sector boundary
+ * to the end, then the beginning on the next pass: one revolution from
+ * that boundary instead of waiting for the first sector.  Returns false
+ * when it does not apply (request spans tracks or the head lands
+ * outside it).
+ */
+static bool ncq_zero_latency(NcqModel *m, const NcqSlot *s, int64_t ta,
+                             int64_t *rot, int64_t *t_first, int64_t *t_end)
+{
+    NcqPhys ph;
+    uint64_t spt, pos, off, sect_u, j;
+    uint64_t rev_ns_x = NCQ_REV;   /* one revolution in position units */
+
+    ncq_layout_map(m, s->cmd.lba, &ph);
+    spt = m->p.zones[ph.zone].spt;
+    if (ph.sector + s->cmd.sectors > spt - m->p.spare_per_track) {
+        return false;
+    }
+    pos = ncq_rot_pos(m, ta);
+    off = pos >= s->angle ? pos - s->angle : pos + NCQ_REV - s->angle;
+    sect_u = NCQ_REV / spt;
+    /* next sector boundary; less than 1 ns past one counts as on it */
+    if (off < m->p.rpm) {
+        return false;
+    }
+    j = (off - (m->p.rpm - 1) + sect_u - 1) / sect_u;
+    if (j >= s->cmd.sectors) {
+        return false;
+    }
+    *rot = j * NCQ_REV / spt > off ?
+           (int64_t)((j * NCQ_REV / spt - off + m->p.rpm - 1) / m->p.rpm) :
+           0;
+    *t_first = ta + *rot;
+    *t_end = *t_first + (int64_t)((rev_ns_x + m->p.rpm - 1) / m->p.rpm);
+    return true;
+}
+
 static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
                       int64_t decide_ns)
 {
@@ -331,8 +370,15 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     }
     rot = ncq_rot_wait(m, ta, first->angle);
     t_first = ta + rot;
-    t_end = ncq_media_walk(m, first->cmd.lba, total, t_first, &ec, &eh,
-                           marks, mark_t, nm);
+    if (m->s.zero_latency && nm == 1 &&
+        ncq_zero_latency(m, first, ta, &rot, &t_first, &t_end)) {
+        mark_t[0] = t_end;
+        ec = first->cyl;
+        eh = first->head;
+    } else {
+        t_end = ncq_media_walk(m, first->cmd.lba, total, t_first, &ec, &eh,
+                               marks, mark_t, nm);
+    }
     m->access_seq++;
     for (i = 0; i < nm; i++) {
         NcqSlot *s = &m->slot[members[i]];
@@ -374,6 +420,7 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     } else {
         m->pf_seg = ncq_cache_fill(m, first->cmd.lba, total);
         m->pf_armed = m->pf_seg >= 0 && m->p.readahead_sectors > 0;
+        m->pf_consumed = end;
         m->st.sectors_read += total;
     }
 }

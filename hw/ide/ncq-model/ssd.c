@@ -88,13 +88,26 @@ static int64_t ncq_program_page(NcqModel *m, int64_t t, uint32_t bytes)
     ps = ncq_max64(d->ch_free[ch], d->die_free[die]);
     pe = ps + m->p.page_program_ns;
     d->die_free[die] = pe;
-    if (d->nchunks == NCQ_SSD_CHUNKS) {
-        ncq_buf_used(m, INT64_MAX - 1);   /* cannot happen: bounded */
-    }
     if (d->nchunks < NCQ_SSD_CHUNKS) {
         d->chunk[d->nchunks].free_ns = pe;
         d->chunk[d->nchunks].bytes = bytes;
         d->nchunks++;
+    } else {
+        /*
+         * Many partial pages (FUA): fold into the latest chunk, which
+         * frees no earlier than this one.
+         */
+        uint32_t i, last = 0;
+
+        for (i = 1; i < d->nchunks; i++) {
+            if (d->chunk[i].free_ns > d->chunk[last].free_ns) {
+                last = i;
+            }
+        }
+        if (pe > d->chunk[last].free_ns) {
+            d->chunk[last].free_ns = pe;
+        }
+        d->chunk[last].bytes += bytes;
     }
     if (pe > d->last_program_end) {
         d->last_program_end = pe;

@@ -10,6 +10,8 @@
 #define HW_IDE_NCQ_DISK_H
 
 #include "hw/ide/ide-dev.h"
+#include "hw/ide/ncq-model.h"
+#include "qemu/timer.h"
 #include "qom/object.h"
 
 #define TYPE_NCQ_DISK "ncq-disk"
@@ -17,17 +19,66 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 
 #define NCQ_DISK_MAX_DEPTH      32
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
+#define NCQ_DISK_UNSET          UINT32_MAX
 
-typedef struct NcqDiskModelInfo NcqDiskModelInfo;
+/* One NCQ tag's command while the drive holds it. */
+typedef struct NcqDiskReq {
+    NcqDisk *disk;
+    IDENCQCmd *cmd;         /* NULL: tag free */
+    BlockAIOCB *aiocb;      /* host I/O in flight */
+    bool host_done;
+    int host_ret;
+} NcqDiskReq;
+
+/* NCQ Command Error log (log address 10h) */
+typedef struct NcqDiskErrorLog {
+    bool valid;
+    bool nq;                /* error not caused by a queued command */
+    uint8_t tag;
+    uint8_t status;
+    uint8_t error;
+    uint64_t lba;
+    uint32_t count;
+} NcqDiskErrorLog;
 
 struct NcqDisk {
     IDEDevice dev;
 
     /* properties */
     char *model_name;
+    char *model_file;
     uint32_t queue_depth;
+    char *policy;
+    char *starvation_timeout;
+    char *prio_timeout;
+    uint32_t clustering;
+    uint64_t seed;
+    char *trace_path;
+    bool timing;
+    bool ncq_prio;
 
-    const NcqDiskModelInfo *info;
+    NcqParams *params;
+    NcqModel *model;
+    QEMUTimer *timer;
+    FILE *trace;
+    NcqDiskReq reqs[NCQ_DISK_MAX_DEPTH];
+    NcqDiskErrorLog errlog;
+    bool ncq_halted;        /* NCQ error reported, log 10h not read yet */
+    uint64_t guest_errors;  /* commands failed for the guest's mistakes */
+    uint64_t host_waits;    /* deadlines that had to wait for host I/O */
 };
+
+/* ncq-disk-queue.c */
+void ncq_disk_queue_init(NcqDisk *d);
+void ncq_disk_queue_cleanup(NcqDisk *d);
+void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd);
+void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
+void ncq_disk_ncq_cancel(IDEDevice *dev);
+int ncq_disk_outstanding(NcqDisk *d);
+void ncq_disk_trace_header(NcqDisk *d);
+
+/* ncq-disk-log.c */
+bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
+                       bool *complete);
 
 #endif

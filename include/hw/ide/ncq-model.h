@@ -32,8 +32,8 @@ enum {
     NCQ_ERR_RANGE = -2,       /* lba + sectors beyond capacity */
     NCQ_ERR_TAG_BUSY = -3,    /* duplicate active tag */
     NCQ_ERR_QUEUE_FULL = -4,  /* more than queue_depth outstanding */
-    NCQ_ERR_MIXED = -5,       /* non-queued while queued outstanding or
-                               * queued while non-queued outstanding */
+    /* non-queued while queued outstanding, or the reverse */
+    NCQ_ERR_MIXED = -5,
     NCQ_ERR_TIME = -6,        /* time went backwards */
     NCQ_ERR_PARSE = -7,       /* parameter text malformed */
     NCQ_ERR_IO = -8,          /* parameter file unreadable */
@@ -122,8 +122,8 @@ typedef struct NcqParams {
     NcqSeekPoint seek_points[NCQ_MAX_SEEK_POINTS];
     int64_t head_switch_ns;
     int64_t write_settle_ns;      /* extra settle before writing */
-    int64_t seek_jitter_ns;       /* settle varies uniformly in [0, this];
-                                   * the firmware plans without it */
+    /* settle varies uniformly in [0, this]; the firmware plans without */
+    int64_t seek_jitter_ns;
     int64_t ovh_read_miss_ns;     /* command overhead, media read */
     int64_t ovh_read_hit_ns;      /* command overhead, buffer hit */
     int64_t ovh_write_ns;         /* command overhead, write */
@@ -139,18 +139,19 @@ typedef struct NcqParams {
 
     /* firmware scheduler */
     NcqPolicy policy;
-    uint32_t aging_weight_milli;  /* aged-sptf: effective positioning
-                                   * time = pos - weight/1000 * age */
+    /* aged-sptf: effective time = positioning - weight/1000 * age */
+    uint32_t aging_weight_milli;
     int64_t starvation_timeout_ns;
     int64_t prio_timeout_ns;
     bool honour_prio;
     uint32_t clustering_sectors;  /* 0 = off */
-    uint32_t sched_window;        /* candidates evaluated, oldest first;
-                                   * 0 = all */
+    uint32_t sched_window;        /* oldest candidates evaluated, 0 = all */
     int64_t sched_eval_ns;        /* firmware time per evaluated candidate */
-    bool plan_ahead;              /* next command chosen when the current
-                                   * one starts its media access: later
-                                   * arrivals wait one more decision */
+    /*
+     * The next command is chosen when the current one is dispatched:
+     * later arrivals wait one more decision.
+     */
+    bool plan_ahead;
 
     /* SSD back end */
     uint32_t channels;
@@ -307,8 +308,10 @@ int ncq_model_lba_to_phys(const NcqModel *m, uint64_t lba, NcqPhys *ph);
 int ncq_model_phys_to_lba(const NcqModel *m, const NcqPhys *ph,
                           uint64_t *lba);
 int64_t ncq_model_seek_ns(const NcqModel *m, uint32_t dist);
-/* Rotational wait (ns) until the start of @lba passes under the head at
- * time @t, ignoring seeks. */
+/*
+ * Rotational wait (ns) until the start of @lba passes under the head at
+ * time @t, ignoring seeks.
+ */
 int64_t ncq_model_rot_wait_ns(const NcqModel *m, int64_t t, uint64_t lba);
 uint64_t ncq_model_layout_sectors(const NcqModel *m);
 

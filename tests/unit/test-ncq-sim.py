@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# ncq-sim end to end: trace output in the shared schema, replay of that
+# trace reproduces it exactly (same model and seed), plain CSV replay,
+# sweep rows, one-line errors for bad arguments.
+# Usage: test-ncq-sim.py PATH/TO/ncq-sim
+# SPDX-License-Identifier: GPL-2.0-or-later
+import os
+import subprocess
+import sys
+import tempfile
+
+SIM = sys.argv[1]
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print('FAIL:', what)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([SIM] + list(args), capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        print('unexpected failure:', args, p.stderr)
+    return p
+
+
+def records(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    return lines[0], lines[1], lines[2:]
+
+
+with tempfile.TemporaryDirectory() as d:
+    tr = os.path.join(d, 'a.csv')
+    p = run('--count', '2000', '--depth', '31', '--trace', tr)
+    check(p.returncode == 0, 'closed loop runs')
+    check('IOPS' in p.stdout and 'delay count' in p.stdout, 'summary')
+    magic, cols, recs = records(tr)
+    check(magic.startswith('# ncq-trace v1 '), 'versioned header: ' + magic)
+    check(cols.split(',')[0] == 'tag' and len(cols.split(',')) == 16,
+          'columns')
+    check(len(recs) == 2000, 'one record per command: %d' % len(recs))
+    tr2 = os.path.join(d, 'b.csv')
+    p = run('--replay', tr, '--trace', tr2)
+    check(p.returncode == 0, 'replay of an ncq-trace runs')
+    _, _, recs2 = records(tr2)
+    check(recs2 == recs, 'replay reproduces the captured trace exactly')
+
+    plain = os.path.join(d, 'plain.csv')
+    with open(plain, 'w') as f:
+        f.write('time_ns,op,lba,sectors,prio\n')
+        for i in range(200):
+            f.write('%d,%s,%d,8,%d\n' % (i * 1000000, 'RW'[i % 2],
+                                         (i * 7919 * 8) % 700000000,
+                                         i % 5 == 0))
+        f.write('300000000,F,0,0,0\n')
+    p = run('--replay', plain, '--clustering', '32', '--quiet')
+    check(p.returncode == 0 and p.stdout.startswith('iops'),
+          'plain CSV replay: ' + p.stdout + p.stderr)
+
+    p = run('--sweep-depth', '1,4', '--count', '500')
+    rows = p.stdout.splitlines()
+    check(len(rows) == 3 and rows[0].split()[0] == 'depth', 'sweep rows')
+
+    p = run('--count', '300', '--group', '20:0:20%', '--group',
+            '1:80%:100%:prio', '--depth', '21', '--prio-timeout', '50',
+            '--policy', 'aged-sptf', '--aging-weight', '0.5', '--quiet')
+    check(p.returncode == 0, 'client groups: ' + p.stderr)
+
+    for model in ['intel-530', 'quantum-atlas10k']:
+        p = run('--model', model, '--count', '300', '--read-ratio', '0.5',
+                '--size', '8,64,256', '--pattern', 'seq', '--quiet')
+        check(p.returncode == 0, model)
+
+    bad = [['--depth', '99'], ['--policy', 'elevator'], ['--model', 'nope'],
+           ['--size', '0'], ['--read-ratio', '2'], ['--lba-range', '5'],
+           ['--group', 'x'], ['--model-file', '/nonexistent'],
+           ['--replay', '/nonexistent'], ['--frobnicate'], ['extra']]
+    for args in bad:
+        p = run(*args, ok=False)
+        err = p.stderr.strip()
+        check(p.returncode != 0, 'rejects %s' % args)
+        check(err.startswith('ncq-sim') and '\n' not in err,
+              'one-line error for %s: %r' % (args, err))
+    p = run('--model', 'nope', ok=False)
+    check('known models: st3400620as' in p.stderr, 'lists known models')
+
+print('test-ncq-sim: %s' % ('all checks passed' if not failures else
+                            '%d failures' % failures))
+sys.exit(1 if failures else 0)
