@@ -288,3 +288,50 @@ class Guest:
             output=files.get("output.txt", b"").decode(errors="replace"),
             dmesg=files.get("dmesg.txt", b"").decode(errors="replace"),
             files=files, collected=collected, wall_s=wall)
+
+
+TRACE_COLUMNS = ("tag,op,lba,sectors,fua,prio,arrival_ns,dispatch_ns,"
+                 "complete_ns,seek_ns,rotate_ns,transfer_ns,cache,queue_len,"
+                 "delay_count,reason").split(",")
+_TRACE_TEXT = ("op", "cache", "reason")
+
+
+def read_trace(path):
+    """Parse an ncq-trace v1 file (docs/trace-schema.md), as the device's
+    trace=PATH property writes it.  Returns (header, records): header is
+    the dict of key=value words of line 1 plus 'version'; records are
+    dicts keyed by column name in file (completion) order, integers
+    converted, 'op', 'cache' and 'reason' left as strings."""
+    lines = Path(path).read_text().splitlines()
+    if not lines or not lines[0].startswith("# ncq-trace v"):
+        raise ValueError(f"{path}: not an ncq-trace file")
+    words = lines[0][len("# ncq-trace v"):].split()
+    header = {"version": int(words[0])}
+    if header["version"] != 1:
+        raise ValueError(f"{path}: trace version {header['version']}, "
+                         "this reader knows version 1")
+    for w in words[1:]:
+        k, _, v = w.partition("=")
+        header[k] = v
+    if lines[1].split(",") != TRACE_COLUMNS:
+        raise ValueError(f"{path}: unexpected column line {lines[1]!r}")
+    records = []
+    for line in lines[2:]:
+        if not line or line.startswith("#"):
+            continue
+        vals = line.split(",")
+        rec = {}
+        for k, v in zip(TRACE_COLUMNS, vals):
+            rec[k] = v if k in _TRACE_TEXT else int(v)
+        records.append(rec)
+    return header, records
+
+
+def fio_json(result, name="fio.json"):
+    """fio's JSON output from a file the workload wrote under $RESULTS
+    (fio --output-format=json --output=$RESULTS/NAME), parsed."""
+    raw = result.files.get(name)
+    if raw is None:
+        raise KeyError(f"the workload produced no {name}")
+    text = raw.decode(errors="replace")
+    return json.loads(text[text.index("{"):])

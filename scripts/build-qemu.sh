@@ -62,6 +62,7 @@ fi
 overlay=(
     hw/ide/ncq-model
     configs/devices/x86_64-softmmu/ncq-disk.mak
+    qapi/ncq-disk.json
 )
 while IFS= read -r f; do overlay+=("$f"); done < <(
     cd "$ROOT" && ls hw/ide/ncq-disk*.[ch] include/hw/ide/*.h \

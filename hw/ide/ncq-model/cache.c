@@ -23,12 +23,12 @@ static void ncq_seg_extend(NcqModel *m, NcqSeg *sg, uint64_t end)
     }
 }
 
-void ncq_pf_stop(NcqModel *m, int64_t t)
+uint32_t ncq_pf_stop(NcqModel *m, int64_t t)
 {
     uint32_t k;
 
     if (m->mech != NCQ_MECH_PREFETCH) {
-        return;
+        return 0;
     }
     k = ncq_pf_progress(m, t);
     if (m->seg[m->pf_seg].valid && k) {
@@ -45,6 +45,7 @@ void ncq_pf_stop(NcqModel *m, int64_t t)
     m->mech = NCQ_MECH_IDLE;
     m->mech_until = t;
     m->pf_armed = false;
+    return k;
 }
 
 /*

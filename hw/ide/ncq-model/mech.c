@@ -85,8 +85,11 @@ int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle)
     uint64_t pos = ncq_rot_pos(m, t);
     uint64_t w = angle >= pos ? angle - pos : angle + NCQ_REV - pos;
 
-    /* less than 1 ns past the target: it is under the head now */
-    if (NCQ_REV - w < m->p.rpm) {
+    /*
+     * A few ns past the target (rounding of sector times to whole ns):
+     * it is under the head now.
+     */
+    if (NCQ_REV - w < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
         return 0;
     }
     return (int64_t)((w + m->p.rpm - 1) / m->p.rpm);

@@ -65,6 +65,7 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     m->s.zero_latency = p->zero_latency;
     m->rng = seed;
     m->phase = ncq_rng_next(&m->rng) % NCQ_REV;
+    m->pf_cutoff = INT64_MAX;
     if (ncq_layout_init(m, err, errlen) < 0) {
         free(m);
         return NULL;
@@ -179,23 +180,10 @@ static void ncq_emit(NcqModel *m, NcqSlot *s)
 static void ncq_mech_event(NcqModel *m, int64_t t)
 {
     if (m->mech == NCQ_MECH_PREFETCH) {
-        NcqPhys ph;
+        uint32_t k = ncq_pf_stop(m, t);
 
-        if (m->seg[m->pf_seg].valid &&
-            m->seg[m->pf_seg].end == m->pf_lba) {
-            NcqSeg *sg = &m->seg[m->pf_seg];
-
-            sg->end = m->pf_lba + m->pf_n;
-            if (sg->end - sg->start > m->p.segment_sectors) {
-                sg->start = sg->end - m->p.segment_sectors;
-            }
-        }
-        ncq_layout_map(m, m->pf_lba + m->pf_n - 1, &ph);
-        m->cur_cyl = ph.cyl;
-        m->cur_head = ph.head;
-        m->last_lba_end = m->pf_lba + m->pf_n;
-        /* the host is still reading this stream: keep reading ahead */
-        m->pf_armed = m->seg[m->pf_seg].valid &&
+        /* a whole run, and the host still reads the stream: go on */
+        m->pf_armed = k == m->pf_n && m->seg[m->pf_seg].valid &&
                       m->seg[m->pf_seg].end == m->last_lba_end &&
                       m->last_lba_end < m->pf_consumed +
                                         m->p.readahead_sectors;
@@ -387,7 +375,11 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     s->state = NCQ_SLOT_QUEUED;
     m->qorder[m->nq++] = idx;
     if (m->mech == NCQ_MECH_PREFETCH) {
-        ncq_pf_stop(m, now_ns);
+        if (now_ns >= m->pf_min_end) {
+            ncq_pf_stop(m, now_ns);
+        } else if (m->mech_until > m->pf_min_end) {
+            m->mech_until = m->pf_min_end;  /* finish the minimum first */
+        }
     }
     if (m->mech == NCQ_MECH_IDLE) {
         ncq_mech_decide(m, now_ns);

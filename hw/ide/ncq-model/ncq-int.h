@@ -10,6 +10,7 @@
 
 /* Rotational position unit: one revolution = NCQ_REV units. */
 #define NCQ_REV 60000000000ULL   /* ns per minute: pos = t * rpm */
+#define NCQ_ROT_SLOP_NS 4        /* this late still catches a sector */
 
 #define NCQ_SLOTS       (NCQ_MAX_TAGS + 1)  /* tags + one non-queued */
 #define NCQ_MAX_SEGS    32
@@ -115,6 +116,9 @@ struct NcqModel {
     uint32_t pf_n;
     int64_t pf_first;             /* first sector under the head */
     uint64_t pf_consumed;         /* host has read pf_seg up to here */
+    int64_t pf_min_end;           /* minimum read-ahead done */
+    int64_t pf_cutoff;            /* the next command was chosen among
+                                   * those here by then (INT64_MAX: all) */
 
     /* write cache */
     NcqExtent dirty[NCQ_MAX_DIRTY];
@@ -158,7 +162,7 @@ void ncq_cache_invalidate(NcqModel *m, uint64_t lba, uint32_t n);
 bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);
 void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n);
 uint32_t ncq_pf_progress(const NcqModel *m, int64_t t);
-void ncq_pf_stop(NcqModel *m, int64_t t);
+uint32_t ncq_pf_stop(NcqModel *m, int64_t t);
 
 /* sched.c */
 void ncq_mech_decide(NcqModel *m, int64_t t);

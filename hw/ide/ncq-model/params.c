@@ -83,6 +83,7 @@ static const NcqKey ncq_keys[] = {
     K("cache", "segments", KT_U32, cache_segments),
     K("cache", "segment_kib", KT_KIB_SECT, segment_sectors),
     K("cache", "readahead_kib", KT_KIB_SECT, readahead_sectors),
+    K("cache", "min_readahead_kib", KT_KIB_SECT, min_readahead_sectors),
     K("cache", "write_cache_kib", KT_KIB_SECT, write_cache_sectors),
     K("cache", "write_cache", KT_BOOL, write_cache),
     K("firmware", "policy", KT_POLICY, policy),

@@ -81,12 +81,20 @@ int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
             cand[ncand++] = m->qorder[i];
         }
     }
-    if (m->p.plan_ahead) {
-        /* only commands known when the previous access was planned */
+    if (m->p.plan_ahead || m->pf_cutoff != INT64_MAX) {
+        /*
+         * Only commands known when the choice was made: when the previous
+         * access was planned (plan_ahead), or when its data ended before
+         * the minimum read-ahead.
+         */
+        int64_t cut = m->p.plan_ahead ? m->plan_cutoff : INT64_MAX;
         int k = 0;
 
+        if (m->pf_cutoff < cut) {
+            cut = m->pf_cutoff;
+        }
         for (i = 0; i < ncand; i++) {
-            if (m->slot[cand[i]].c.arrival_ns <= m->plan_cutoff) {
+            if (m->slot[cand[i]].c.arrival_ns <= cut) {
                 cand[k++] = cand[i];
             }
         }
@@ -210,6 +218,7 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
         NCQ_DESTAGE_MAX;
     ncq_wcache_remove(m, lba, n);
     ncq_cache_fill(m, lba, n);      /* the data stays readable */
+    m->pf_cutoff = INT64_MAX;
     ncq_layout_map(m, lba, &ph);
     tmp.cmd.op = NCQ_OP_WRITE;
     tmp.cyl = ph.cyl;
@@ -256,6 +265,20 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
     m->mech = NCQ_MECH_PREFETCH;
     m->mech_until = ncq_media_walk(m, lba, n, t + pos, &ec, &eh,
                                    NULL, NULL, 0);
+    m->pf_min_end = t;
+    if (m->p.min_readahead_sectors) {
+        m->pf_min_end = ncq_media_walk(m, lba, m->p.min_readahead_sectors < n ?
+                                       m->p.min_readahead_sectors : n,
+                                       t + pos, &ec, &eh, NULL, NULL, 0);
+    }
+    if (m->nq > 0) {
+        /*
+         * Commands wait: read only the minimum.  The next one was chosen
+         * when the data of the last ended, i.e. now.
+         */
+        m->mech_until = m->pf_min_end;
+        m->pf_cutoff = t;
+    }
     m->cur_cyl = ph.cyl;
     m->cur_head = ph.head;
 }
@@ -283,11 +306,11 @@ static bool ncq_zero_latency(NcqModel *m, const NcqSlot *s, int64_t ta,
     pos = ncq_rot_pos(m, ta);
     off = pos >= s->angle ? pos - s->angle : pos + NCQ_REV - s->angle;
     sect_u = NCQ_REV / spt;
-    /* next sector boundary; less than 1 ns past one counts as on it */
-    if (off < m->p.rpm) {
+    /* next sector boundary; a few ns past one counts as on it */
+    if (off < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
         return false;
     }
-    j = (off - (m->p.rpm - 1) + sect_u - 1) / sect_u;
+    j = (off - NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm + sect_u) / sect_u;
     if (j >= s->cmd.sectors) {
         return false;
     }
@@ -435,13 +458,14 @@ void ncq_mech_decide(NcqModel *m, int64_t t)
         if (m->mech != NCQ_MECH_IDLE) {
             return;
         }
-        if (m->nq == 0) {
-            if (m->pf_armed) {
-                ncq_start_prefetch(m, t);
-                if (m->mech != NCQ_MECH_IDLE) {
-                    return;
-                }
+        if (m->pf_armed && (m->nq == 0 || m->p.min_readahead_sectors)) {
+            ncq_start_prefetch(m, t);
+            if (m->mech != NCQ_MECH_IDLE) {
+                return;
             }
+        }
+        m->pf_armed = false;
+        if (m->nq == 0) {
             if (m->ndirty > 0) {
                 ncq_start_destage(m, t);
             }
@@ -473,6 +497,7 @@ void ncq_mech_decide(NcqModel *m, int64_t t)
             return;
         }
         idx = ncq_sched_pick(m, t, &reason, &dec);
+        m->pf_cutoff = INT64_MAX;
         ncq_serve(m, idx, t, reason, dec);
         return;
     }

@@ -134,6 +134,8 @@ typedef struct NcqParams {
     uint32_t cache_segments;
     uint32_t segment_sectors;
     uint32_t readahead_sectors;
+    uint32_t min_readahead_sectors;  /* read on after a miss, even with
+                                      * commands waiting */
     uint32_t write_cache_sectors; /* room for dirty data */
     bool write_cache;             /* default setting */
 

@@ -1,0 +1,116 @@
+/*
+ * ncq-disk: HMP commands, on top of the QMP ones
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/qapi-commands-ncq-disk.h"
+#include "qobject/qdict.h"
+#include "monitor/hmp.h"
+#include "monitor/monitor.h"
+#include "qemu/cutils.h"
+
+static void hmp_print_ms(Monitor *mon, const char *name, int64_t ns)
+{
+    if (ns) {
+        monitor_printf(mon, " %s %.3f ms", name, ns / 1e6);
+    } else {
+        monitor_printf(mon, " %s none", name);
+    }
+}
+
+void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
+{
+    g_autoptr(NcqDiskInfoList) list = qmp_query_ncq_disk(NULL, NULL);
+    NcqDiskInfoList *l;
+
+    if (!list) {
+        monitor_printf(mon, "no ncq-disk\n");
+        return;
+    }
+    for (l = list; l; l = l->next) {
+        NcqDiskInfo *i = l->value;
+        NcqDiskQueueEntryList *q;
+
+        monitor_printf(mon, "%s (%s): model %s, %s, policy %s",
+                       i->id ? i->id : "-", i->qom_path, i->model,
+                       i->timing ? "timing on" : "timing off", i->policy);
+        hmp_print_ms(mon, "timeout", i->starvation_timeout_ns);
+        hmp_print_ms(mon, "prio-timeout", i->prio_timeout_ns);
+        monitor_printf(mon, ", clustering %u, depth %u, write cache %s\n",
+                       i->clustering, i->queue_depth,
+                       i->write_cache ? "on" : "off");
+        monitor_printf(mon, "  submitted %" PRIu64 " reads %" PRIu64
+                       " writes %" PRIu64 " cache hits %" PRIu64
+                       " timeouts forced %" PRIu64 " guest errors %" PRIu64
+                       "\n  max latency %.3f ms, max delay count %u, "
+                       "max queue length %u\n",
+                       i->submitted, i->completed_reads, i->completed_writes,
+                       i->cache_hits, i->timeouts_forced, i->guest_errors,
+                       i->max_latency_ns / 1e6, i->max_delay_count,
+                       i->max_queue_len);
+        for (q = i->queue; q; q = q->next) {
+            monitor_printf(mon, "  tag %2u %-5s lba %" PRIu64 " +%u%s%s "
+                           "age %.3f ms\n", q->value->tag, q->value->op,
+                           q->value->lba, q->value->sectors,
+                           q->value->prio ? " prio" : "",
+                           q->value->in_service ? " in service" : "",
+                           q->value->age_ns / 1e6);
+        }
+    }
+}
+
+void hmp_ncq_disk_set(Monitor *mon, const QDict *qdict)
+{
+    const char *id = qdict_get_str(qdict, "id");
+    const char *key = qdict_get_str(qdict, "key");
+    const char *value = qdict_get_str(qdict, "value");
+    Error *err = NULL;
+    uint64_t v = 0;
+    bool flag = false;
+
+    if (strcmp(key, "policy") != 0) {
+        if (!strcmp(key, "honour-prio")) {
+            flag = !strcmp(value, "on");
+            if (!flag && strcmp(value, "off")) {
+                error_setg(&err, "honour-prio takes on or off");
+            }
+        } else if (qemu_strtou64(value, NULL, 0, &v) < 0 || v > INT64_MAX) {
+            error_setg(&err, "'%s' is not a number", value);
+        }
+    }
+    if (!err) {
+        if (!strcmp(key, "policy")) {
+            qmp_ncq_disk_set(id, value, false, 0, false, 0, false, 0, false,
+                             false, false, 0, false, 0, false, false, &err);
+        } else if (!strcmp(key, "aging-weight")) {
+            qmp_ncq_disk_set(id, NULL, true, v, false, 0, false, 0, false,
+                             false, false, 0, false, 0, false, false, &err);
+        } else if (!strcmp(key, "starvation-timeout-ns")) {
+            qmp_ncq_disk_set(id, NULL, false, 0, true, v, false, 0, false,
+                             false, false, 0, false, 0, false, false, &err);
+        } else if (!strcmp(key, "prio-timeout-ns")) {
+            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, true, v, false,
+                             false, false, 0, false, 0, false, false, &err);
+        } else if (!strcmp(key, "honour-prio")) {
+            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, true,
+                             flag, false, 0, false, 0, false, false, &err);
+        } else if (!strcmp(key, "clustering")) {
+            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
+                             false, true, v, false, 0, false, false, &err);
+        } else if (!strcmp(key, "queue-depth")) {
+            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
+                             false, false, 0, true, v, false, false, &err);
+        } else {
+            error_setg(&err, "unknown setting '%s'; use policy, "
+                       "aging-weight, starvation-timeout-ns, "
+                       "prio-timeout-ns, honour-prio, clustering or "
+                       "queue-depth", key);
+        }
+    }
+    hmp_handle_error(mon, err);
+}

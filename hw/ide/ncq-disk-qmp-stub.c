@@ -1,0 +1,30 @@
+/*
+ * ncq-disk QMP commands when the device is not built in
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/qapi-commands-ncq-disk.h"
+
+NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+    return NULL;
+}
+
+void qmp_ncq_disk_set(const char *id, const char *policy,
+                      bool has_aging_weight, uint32_t aging_weight,
+                      bool has_starvation_timeout_ns,
+                      int64_t starvation_timeout_ns,
+                      bool has_prio_timeout_ns, int64_t prio_timeout_ns,
+                      bool has_honour_prio, bool honour_prio,
+                      bool has_clustering, uint32_t clustering,
+                      bool has_queue_depth, uint32_t queue_depth,
+                      bool has_reset_stats, bool reset_stats, Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+}

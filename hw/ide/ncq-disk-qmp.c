@@ -1,0 +1,228 @@
+/*
+ * ncq-disk: QMP commands
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/qapi-commands-ncq-disk.h"
+#include "qemu/cutils.h"
+#include "qemu/timer.h"
+#include "system/block-backend.h"
+#include "ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+
+static int ncq_disk_collect(Object *obj, void *opaque)
+{
+    GSList **list = opaque;
+
+    if (object_dynamic_cast(obj, TYPE_NCQ_DISK)) {
+        *list = g_slist_append(*list, obj);
+    }
+    return 0;
+}
+
+/* Every realized ncq-disk, in QOM tree order. */
+static GSList *ncq_disk_all(void)
+{
+    GSList *list = NULL;
+
+    object_child_foreach_recursive(object_get_root(), ncq_disk_collect,
+                                   &list);
+    return list;
+}
+
+static NcqDisk *ncq_disk_find(const char *id, Error **errp)
+{
+    g_autoptr(GSList) all = ncq_disk_all();
+    GSList *l;
+
+    for (l = all; l; l = l->next) {
+        NcqDisk *d = NCQ_DISK(l->data);
+        g_autofree char *path = object_get_canonical_path(OBJECT(d));
+
+        if ((d->dev.qdev.id && !strcmp(d->dev.qdev.id, id)) ||
+            !strcmp(path, id)) {
+            return d->model ? d : NULL;
+        }
+    }
+    error_setg(errp, "no ncq-disk with id or QOM path '%s'", id);
+    return NULL;
+}
+
+static NcqDiskHistogramBucketList *ncq_disk_histogram(const uint64_t *count,
+                                                      int n, bool latency)
+{
+    NcqDiskHistogramBucketList *head = NULL, **tail = &head;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        NcqDiskHistogramBucket *b = g_new0(NcqDiskHistogramBucket, 1);
+
+        b->count = count[i];
+        if (i < n - 1) {
+            b->has_below = true;
+            b->below = latency ? ncq_stats_lat_bound(i) :
+                       (i == 0 ? 1 : (int64_t)1 << i);
+        }
+        QAPI_LIST_APPEND(tail, b);
+    }
+    return head;
+}
+
+static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
+{
+    NcqDiskInfo *info = g_new0(NcqDiskInfo, 1);
+    NcqQueueEntry q[NCQ_MAX_TAGS + 1];
+    NcqDiskQueueEntryList **qtail = &info->queue;
+    NcqSettings st;
+    NcqStats s;
+    int i, n;
+
+    ncq_model_get_settings(d->model, &st);
+    ncq_model_stats(d->model, &s);
+    info->qom_path = object_get_canonical_path(OBJECT(d));
+    info->id = g_strdup(d->dev.qdev.id);
+    info->model = g_strdup(d->params->name);
+    info->timing = d->timing;
+    info->policy = g_strdup(ncq_policy_name(st.policy));
+    info->aging_weight = st.aging_weight_milli;
+    info->starvation_timeout_ns = st.starvation_timeout_ns;
+    info->prio_timeout_ns = st.prio_timeout_ns;
+    info->honour_prio = st.honour_prio;
+    info->clustering = st.clustering_sectors;
+    info->queue_depth = d->queue_depth;
+    info->write_cache = st.write_cache;
+
+    n = ncq_model_queue_list(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                             q, ARRAY_SIZE(q));
+    for (i = 0; i < n; i++) {
+        NcqDiskQueueEntry *e = g_new0(NcqDiskQueueEntry, 1);
+
+        e->tag = q[i].id;
+        e->op = g_strdup(ncq_op_name(q[i].op));
+        e->lba = q[i].lba;
+        e->sectors = q[i].sectors;
+        e->prio = q[i].prio;
+        e->in_service = q[i].in_service;
+        e->age_ns = q[i].age_ns;
+        QAPI_LIST_APPEND(qtail, e);
+    }
+
+    info->submitted = s.submitted;
+    info->completed_reads = s.completed[NCQ_OP_READ];
+    info->completed_writes = s.completed[NCQ_OP_WRITE];
+    info->cache_hits = s.cache_hits;
+    info->timeouts_forced = s.timeouts_forced;
+    info->prio_forced = s.prio_forced;
+    info->clustered = s.clustered;
+    info->guest_errors = d->guest_errors;
+    info->host_waits = d->host_waits;
+    info->max_latency_ns = s.max_latency_ns;
+    info->max_delay_count = s.max_delay_count;
+    info->max_queue_len = s.max_queue_len;
+    info->latency_histogram = ncq_disk_histogram(s.lat_hist,
+                                                 NCQ_LAT_BUCKETS, true);
+    info->delay_count_histogram = ncq_disk_histogram(s.delay_hist,
+                                                     NCQ_DELAY_BUCKETS,
+                                                     false);
+    return info;
+}
+
+NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
+{
+    NcqDiskInfoList *head = NULL, **tail = &head;
+    g_autoptr(GSList) all = NULL;
+    GSList *l;
+
+    if (id) {
+        NcqDisk *d = ncq_disk_find(id, errp);
+
+        if (d) {
+            QAPI_LIST_APPEND(tail, ncq_disk_info(d));
+        }
+        return head;
+    }
+    all = ncq_disk_all();
+    for (l = all; l; l = l->next) {
+        if (NCQ_DISK(l->data)->model) {
+            QAPI_LIST_APPEND(tail, ncq_disk_info(NCQ_DISK(l->data)));
+        }
+    }
+    return head;
+}
+
+void qmp_ncq_disk_set(const char *id, const char *policy,
+                      bool has_aging_weight, uint32_t aging_weight,
+                      bool has_starvation_timeout_ns,
+                      int64_t starvation_timeout_ns,
+                      bool has_prio_timeout_ns, int64_t prio_timeout_ns,
+                      bool has_honour_prio, bool honour_prio,
+                      bool has_clustering, uint32_t clustering,
+                      bool has_queue_depth, uint32_t queue_depth,
+                      bool has_reset_stats, bool reset_stats, Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+    NcqSettings st;
+    char err[256];
+
+    if (!d) {
+        return;
+    }
+    ncq_model_get_settings(d->model, &st);
+    if (policy && ncq_policy_from_name(policy, &st.policy) < 0) {
+        error_setg(errp, "unknown policy '%s'; use fcfs, sstf, clook, sptf "
+                   "or aged-sptf", policy);
+        return;
+    }
+    if ((has_starvation_timeout_ns && starvation_timeout_ns < 0) ||
+        (has_prio_timeout_ns && prio_timeout_ns < 0)) {
+        error_setg(errp, "time-outs must be 0 (none) or positive");
+        return;
+    }
+    if (has_queue_depth &&
+        (queue_depth < 1 || queue_depth > NCQ_DISK_MAX_DEPTH)) {
+        error_setg(errp, "queue-depth %u is out of range; use 1 to %d",
+                   queue_depth, NCQ_DISK_MAX_DEPTH);
+        return;
+    }
+    if (has_clustering && clustering > NCQ_MAX_SECTORS) {
+        error_setg(errp, "clustering %u is too large; use 0 (off) to %u "
+                   "sectors", clustering, NCQ_MAX_SECTORS);
+        return;
+    }
+    if (has_aging_weight) {
+        st.aging_weight_milli = aging_weight;
+    }
+    if (has_starvation_timeout_ns) {
+        st.starvation_timeout_ns = starvation_timeout_ns;
+    }
+    if (has_prio_timeout_ns) {
+        st.prio_timeout_ns = prio_timeout_ns;
+    }
+    if (has_honour_prio) {
+        st.honour_prio = honour_prio;
+    }
+    if (has_clustering) {
+        st.clustering_sectors = clustering;
+    }
+    if (ncq_model_set_settings(d->model, &st, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return;
+    }
+    if (has_queue_depth && queue_depth != d->queue_depth) {
+        IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
+
+        d->queue_depth = queue_depth;
+        /* IDENTIFY data is built once; rebuild it with the new depth. */
+        bus->ifs[d->dev.unit].identify_set = 0;
+    }
+    if (has_reset_stats && reset_stats) {
+        ncq_model_stats_clear(d->model);
+        d->guest_errors = 0;
+        d->host_waits = 0;
+    }
+}
