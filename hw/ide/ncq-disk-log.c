@@ -124,9 +124,17 @@ static bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
+    NcqDisk *d = NCQ_DISK(dev);
+
+    if (ncq_disk_outstanding(d)) {
+        ncq_disk_nonqueued_error(d);
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
     switch (cmd) {
     case ATA_CMD_READ_LOG_EXT:
-        *complete = ncq_disk_read_log(NCQ_DISK(dev), s);
+        *complete = ncq_disk_read_log(d, s);
         return true;
     }
     return false;

@@ -120,7 +120,8 @@ static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     d->guest_errors++;
     d->errlog = (NcqDiskErrorLog) {
         .valid = true,
-        .tag = tag,
+        .nq = tag == NCQ_DISK_TAG_NONQUEUED,
+        .tag = tag == NCQ_DISK_TAG_NONQUEUED ? 0 : tag,
         .status = READY_STAT | ERR_STAT,
         .error = error,
         .lba = failed ? failed->lba : 0,
@@ -224,6 +225,18 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->timing) {
         ncq_disk_arm_timer(d);
     }
+}
+
+/*
+ * A non-queued command arrived while queued ones are outstanding: the
+ * drive aborts it and every queued command (NQ set in log 10h).
+ */
+void ncq_disk_nonqueued_error(NcqDisk *d)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "ncq-disk: non-queued command while "
+                  "%d queued commands are outstanding\n",
+                  ncq_disk_outstanding(d));
+    ncq_disk_ncq_fail(d, NULL, NCQ_DISK_TAG_NONQUEUED, ABRT_ERR);
 }
 
 void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)

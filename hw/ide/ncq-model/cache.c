@@ -12,7 +12,10 @@ uint32_t ncq_pf_progress(const NcqModel *m, int64_t t)
     if (m->mech != NCQ_MECH_PREFETCH) {
         return 0;
     }
-    return ncq_media_done_by(m, m->pf_lba, m->pf_n, m->pf_first, t);
+    if (t >= m->mech_until) {
+        return m->pf_end_n;
+    }
+    return ncq_media_done_by(m, m->pf_lba, m->pf_end_n, m->pf_first, t);
 }
 
 static void ncq_seg_extend(NcqModel *m, NcqSeg *sg, uint64_t end)
@@ -34,7 +37,10 @@ uint32_t ncq_pf_stop(NcqModel *m, int64_t t)
     if (m->seg[m->pf_seg].valid && k) {
         ncq_seg_extend(m, &m->seg[m->pf_seg], m->pf_lba + k);
     }
-    if (k) {
+    if (k && k == m->pf_end_n) {
+        m->cur_cyl = m->pf_end_cyl;
+        m->cur_head = m->pf_end_head;
+    } else if (k) {
         NcqPhys ph;
 
         ncq_layout_map(m, m->pf_lba + k - 1, &ph);
@@ -95,17 +101,21 @@ bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t)
         return false;
     }
     need = lba + n - m->pf_lba;
-    if (need > m->pf_n) {
-        if (need > (uint64_t)m->pf_n + m->p.readahead_sectors ||
+    if (need > m->pf_end_n) {
+        /* lengthen the read-ahead, unless commands are waiting for it */
+        if (m->nq > 0 ||
+            need > (uint64_t)m->pf_n + m->p.readahead_sectors ||
             m->pf_lba + need > m->p.capacity) {
             return false;
         }
         m->pf_n = need;
-        m->mech_until = ncq_media_walk(m, m->pf_lba, m->pf_n, m->pf_first,
-                                       &c, &h, NULL, NULL, 0);
+        m->pf_end_n = need;
+        m->mech_until = ncq_media_walk_from(m, &m->pf_ph, m->pf_n,
+                                            m->pf_first, &m->pf_end_cyl,
+                                            &m->pf_end_head, NULL, NULL, 0);
     }
-    ready = ncq_media_walk(m, m->pf_lba, need, m->pf_first, &c, &h,
-                           NULL, NULL, 0);
+    ready = ncq_media_walk_from(m, &m->pf_ph, need, m->pf_first, &c, &h,
+                                NULL, NULL, 0);
     st = t > m->bus_free ? t : m->bus_free;
     bus = ncq_bus_ns(m, n);
     done = st + m->p.ovh_read_hit_ns + bus;
@@ -119,7 +129,7 @@ bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t)
     s->c.complete_ns = done;
     s->c.reason = NCQ_REASON_CACHE;
     s->c.cache_hit = true;
-    s->state = NCQ_SLOT_SERVICE;
+    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
     s->done_seq = ++m->done_seq;
     if (lba + n > m->pf_consumed) {
         m->pf_consumed = lba + n;

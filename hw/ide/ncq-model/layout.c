@@ -66,8 +66,17 @@ void ncq_layout_map(const NcqModel *m, uint64_t lba, NcqPhys *ph)
     }
     spt = p->zones[lo].spt - p->spare_per_track;
     off = lba - m->zone_first[lo];
-    track = off / spt;
     ph->zone = lo;
+    if (off <= UINT32_MAX) {
+        /* 32-bit divisions: the common case, and much faster */
+        uint32_t o32 = off, t32 = o32 / spt, c32 = t32 / p->heads;
+
+        ph->sector = o32 - t32 * spt;
+        ph->head = t32 - c32 * p->heads;
+        ph->cyl = p->zones[lo].cyl_start + c32;
+        return;
+    }
+    track = off / spt;
     ph->sector = off % spt;
     ph->head = track % p->heads;
     ph->cyl = p->zones[lo].cyl_start + track / p->heads;

@@ -139,17 +139,17 @@ static int64_t ncq_sectors_ns(const NcqModel *m, uint64_t k, uint32_t spt)
  * count of sectors, ascending) gets the time mark_t[i] at which that many
  * sectors were done.
  */
-int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
-                       int64_t t_first, uint32_t *ecyl, uint32_t *ehead,
-                       const uint32_t *marks, int64_t *mark_t, int nmarks)
+int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
+                            uint32_t n, int64_t t_first, uint32_t *ecyl,
+                            uint32_t *ehead, const uint32_t *marks,
+                            int64_t *mark_t, int nmarks)
 {
     const NcqParams *p = &m->p;
-    NcqPhys ph;
+    NcqPhys ph = *start;
     uint32_t done = 0;
     int64_t t = t_first;
     int mi = 0;
 
-    ncq_layout_map(m, lba, &ph);
     for (;;) {
         uint32_t spt = p->zones[ph.zone].spt;
         uint32_t avail = spt - p->spare_per_track - ph.sector;
@@ -185,19 +185,32 @@ int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
     return t;
 }
 
+int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
+                       int64_t t_first, uint32_t *ecyl, uint32_t *ehead,
+                       const uint32_t *marks, int64_t *mark_t, int nmarks)
+{
+    NcqPhys ph;
+
+    ncq_layout_map(m, lba, &ph);
+    return ncq_media_walk_from(m, &ph, n, t_first, ecyl, ehead, marks,
+                               mark_t, nmarks);
+}
+
 uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,
                            int64_t t_first, int64_t t)
 {
     uint32_t lo = 0, hi = n, c, h;
+    NcqPhys ph;
 
     if (t <= t_first) {
         return 0;
     }
+    ncq_layout_map(m, lba, &ph);
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
 
-        if (ncq_media_walk(m, lba, mid, t_first, &c, &h, NULL, NULL, 0) <=
-            t) {
+        if (ncq_media_walk_from(m, &ph, mid, t_first, &c, &h, NULL, NULL,
+                                0) <= t) {
             lo = mid;
         } else {
             hi = mid - 1;

@@ -73,6 +73,7 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     for (i = 0; i < NCQ_SLOTS; i++) {
         m->slot[i].state = NCQ_SLOT_FREE;
     }
+    m->mask[NCQ_SLOT_FREE] = (1ULL << NCQ_SLOTS) - 1;
     ncq_ssd_init(m);
     return m;
 }
@@ -125,14 +126,14 @@ int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
 /* Earliest slot whose completion time is known but not yet reported. */
 static int ncq_next_done(const NcqModel *m)
 {
-    int i, best = -1;
+    uint64_t bits = m->mask[NCQ_SLOT_SERVICE];
+    int best = -1;
 
-    for (i = 0; i < NCQ_SLOTS; i++) {
+    while (bits) {
+        int i = __builtin_ctzll(bits);
         const NcqSlot *s = &m->slot[i];
 
-        if (s->state != NCQ_SLOT_SERVICE) {
-            continue;
-        }
+        bits &= bits - 1;
         if (best < 0 || s->c.complete_ns < m->slot[best].c.complete_ns ||
             (s->c.complete_ns == m->slot[best].c.complete_ns &&
              s->done_seq < m->slot[best].done_seq)) {
@@ -145,17 +146,18 @@ static int ncq_next_done(const NcqModel *m)
 static void ncq_emit(NcqModel *m, NcqSlot *s)
 {
     int64_t lat = s->c.complete_ns - s->c.arrival_ns;
-    int i, b;
+    uint64_t bits = m->mask[NCQ_SLOT_QUEUED] | m->mask[NCQ_SLOT_SERVICE];
+    int b;
 
-    for (i = 0; i < NCQ_SLOTS; i++) {
-        NcqSlot *o = &m->slot[i];
+    while (bits) {
+        NcqSlot *o = &m->slot[__builtin_ctzll(bits)];
 
-        if ((o->state == NCQ_SLOT_QUEUED || o->state == NCQ_SLOT_SERVICE) &&
-            o != s && o->seq < s->seq) {
+        bits &= bits - 1;
+        if (o != s && o->seq < s->seq) {
             o->c.delay_count++;
         }
     }
-    s->state = NCQ_SLOT_DONE;
+    ncq_slot_state(m, s, NCQ_SLOT_DONE);
     s->emit_seq = ++m->emit_seq;
     m->outstanding--;
     m->st.completed[s->c.op & 3]++;
@@ -183,7 +185,7 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
         uint32_t k = ncq_pf_stop(m, t);
 
         /* a whole run, and the host still reads the stream: go on */
-        m->pf_armed = k == m->pf_n && m->seg[m->pf_seg].valid &&
+        m->pf_armed = k >= m->pf_n && m->seg[m->pf_seg].valid &&
                       m->seg[m->pf_seg].end == m->last_lba_end &&
                       m->last_lba_end < m->pf_consumed +
                                         m->p.readahead_sectors;
@@ -214,15 +216,10 @@ static void ncq_run_to(NcqModel *m, int64_t now)
 
 static int ncq_queued_outstanding(const NcqModel *m)
 {
-    int i, n = 0;
+    uint64_t tags = (1ULL << NCQ_MAX_TAGS) - 1;
 
-    for (i = 0; i < NCQ_MAX_TAGS; i++) {
-        if (m->slot[i].state == NCQ_SLOT_QUEUED ||
-            m->slot[i].state == NCQ_SLOT_SERVICE) {
-            n++;
-        }
-    }
-    return n;
+    return __builtin_popcountll((m->mask[NCQ_SLOT_QUEUED] |
+                                 m->mask[NCQ_SLOT_SERVICE]) & tags);
 }
 
 static int ncq_check(NcqModel *m, const NcqCmd *cmd)
@@ -275,7 +272,7 @@ static void ncq_complete_now(NcqModel *m, NcqSlot *s, int64_t done,
     s->c.transfer_ns = xfer;
     s->c.complete_ns = done;
     s->c.reason = NCQ_REASON_CACHE;
-    s->state = NCQ_SLOT_SERVICE;
+    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
     s->done_seq = ++m->done_seq;
 }
 
@@ -339,6 +336,7 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         s->cyl = ph.cyl;
         s->head = ph.head;
         s->angle = ncq_layout_angle(m, &ph);
+        s->ph = ph;
     }
     if (cmd->op == NCQ_OP_READ && !cmd->fua &&
         ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns, &seg)) {
@@ -372,13 +370,16 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         }
         return 0;
     }
-    s->state = NCQ_SLOT_QUEUED;
+    ncq_slot_state(m, s, NCQ_SLOT_QUEUED);
     m->qorder[m->nq++] = idx;
     if (m->mech == NCQ_MECH_PREFETCH) {
         if (now_ns >= m->pf_min_end) {
             ncq_pf_stop(m, now_ns);
         } else if (m->mech_until > m->pf_min_end) {
             m->mech_until = m->pf_min_end;  /* finish the minimum first */
+            m->pf_end_n = m->pf_min_n;
+            m->pf_end_cyl = m->pf_min_cyl;
+            m->pf_end_head = m->pf_min_head;
         }
     }
     if (m->mech == NCQ_MECH_IDLE) {
@@ -390,15 +391,16 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
 int64_t ncq_model_next_event(NcqModel *m)
 {
     int64_t t = m->mech != NCQ_MECH_IDLE ? m->mech_until : INT64_MAX;
-    int i;
+    uint64_t bits = m->mask[NCQ_SLOT_SERVICE];
 
-    for (i = 0; i < NCQ_SLOTS; i++) {
-        const NcqSlot *s = &m->slot[i];
+    if (m->mask[NCQ_SLOT_DONE]) {
+        return m->now;
+    }
+    while (bits) {
+        const NcqSlot *s = &m->slot[__builtin_ctzll(bits)];
 
-        if (s->state == NCQ_SLOT_DONE) {
-            return m->now;
-        }
-        if (s->state == NCQ_SLOT_SERVICE && s->c.complete_ns < t) {
+        bits &= bits - 1;
+        if (s->c.complete_ns < t) {
             t = s->c.complete_ns;
         }
     }
@@ -411,20 +413,20 @@ int ncq_model_advance(NcqModel *m, int64_t now_ns, NcqCompletion *out,
     int n = 0;
 
     ncq_run_to(m, now_ns);
-    while (n < max) {
-        int i, best = -1;
+    while (n < max && m->mask[NCQ_SLOT_DONE]) {
+        uint64_t bits = m->mask[NCQ_SLOT_DONE];
+        int best = -1;
 
-        for (i = 0; i < NCQ_SLOTS; i++) {
-            if (m->slot[i].state == NCQ_SLOT_DONE &&
-                (best < 0 || m->slot[i].emit_seq < m->slot[best].emit_seq)) {
+        while (bits) {
+            int i = __builtin_ctzll(bits);
+
+            bits &= bits - 1;
+            if (best < 0 || m->slot[i].emit_seq < m->slot[best].emit_seq) {
                 best = i;
             }
         }
-        if (best < 0) {
-            break;
-        }
         out[n++] = m->slot[best].c;
-        m->slot[best].state = NCQ_SLOT_FREE;
+        ncq_slot_state(m, &m->slot[best], NCQ_SLOT_FREE);
     }
     return n;
 }
@@ -435,7 +437,7 @@ void ncq_model_reset(NcqModel *m, int64_t now_ns)
 
     ncq_run_to(m, now_ns);
     for (i = 0; i < NCQ_SLOTS; i++) {
-        m->slot[i].state = NCQ_SLOT_FREE;
+        ncq_slot_state(m, &m->slot[i], NCQ_SLOT_FREE);
     }
     m->nq = 0;
     m->outstanding = 0;

@@ -45,6 +45,7 @@ typedef struct NcqSlot {
     uint32_t cyl;
     uint32_t head;
     uint64_t angle;       /* rotational position of its start */
+    NcqPhys ph;
 } NcqSlot;
 
 typedef struct NcqSeg {
@@ -90,6 +91,7 @@ struct NcqModel {
 
     /* commands */
     NcqSlot slot[NCQ_SLOTS];
+    uint64_t mask[4];             /* slots in each NcqSlotState */
     int qorder[NCQ_SLOTS];        /* queued slots, arrival order */
     int nq;
     int outstanding;
@@ -117,6 +119,10 @@ struct NcqModel {
     int64_t pf_first;             /* first sector under the head */
     uint64_t pf_consumed;         /* host has read pf_seg up to here */
     int64_t pf_min_end;           /* minimum read-ahead done */
+    NcqPhys pf_ph;                /* where the read-ahead starts */
+    uint32_t pf_min_cyl, pf_min_head, pf_end_cyl, pf_end_head;
+    uint32_t pf_min_n;            /* sectors of the minimum read-ahead */
+    uint32_t pf_end_n;            /* sectors read when it ends as planned */
     int64_t pf_cutoff;            /* the next command was chosen among
                                    * those here by then (INT64_MAX: all) */
 
@@ -129,6 +135,16 @@ struct NcqModel {
     NcqSsd ssd;
     NcqStats st;
 };
+
+static inline void ncq_slot_state(NcqModel *m, NcqSlot *s,
+                                  NcqSlotState st)
+{
+    uint64_t bit = 1ULL << (s - m->slot);
+
+    m->mask[s->state] &= ~bit;
+    s->state = st;
+    m->mask[st] |= bit;
+}
 
 /* rng.c */
 uint64_t ncq_rng_next(uint64_t *state);
@@ -145,6 +161,10 @@ uint64_t ncq_rot_pos(const NcqModel *m, int64_t t);
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle);
 int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
                           int64_t ts, const NcqSlot *s, int64_t *seek);
+int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
+                            uint32_t n, int64_t t_first, uint32_t *ecyl,
+                            uint32_t *ehead, const uint32_t *marks,
+                            int64_t *mark_t, int nmarks);
 int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
                        int64_t t_first, uint32_t *ecyl, uint32_t *ehead,
                        const uint32_t *marks, int64_t *mark_t, int nmarks);

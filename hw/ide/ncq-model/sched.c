@@ -225,7 +225,7 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     tmp.head = ph.head;
     tmp.angle = ncq_layout_angle(m, &ph);
     pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
-    end = ncq_media_walk(m, lba, n, t + pos, &ec, &eh, NULL, NULL, 0);
+    end = ncq_media_walk_from(m, &ph, n, t + pos, &ec, &eh, NULL, NULL, 0);
     m->mech = NCQ_MECH_DESTAGE;
     m->mech_until = end;
     m->cur_cyl = ec;
@@ -261,23 +261,34 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
     pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
     m->pf_lba = lba;
     m->pf_n = n;
+    m->pf_min_n = m->p.min_readahead_sectors < n ?
+                  m->p.min_readahead_sectors : n;
     m->pf_first = t + pos;
     m->mech = NCQ_MECH_PREFETCH;
-    m->mech_until = ncq_media_walk(m, lba, n, t + pos, &ec, &eh,
-                                   NULL, NULL, 0);
+    m->pf_ph = ph;
     m->pf_min_end = t;
-    if (m->p.min_readahead_sectors) {
-        m->pf_min_end = ncq_media_walk(m, lba, m->p.min_readahead_sectors < n ?
-                                       m->p.min_readahead_sectors : n,
-                                       t + pos, &ec, &eh, NULL, NULL, 0);
+    m->pf_min_cyl = m->pf_end_cyl = ph.cyl;
+    m->pf_min_head = m->pf_end_head = ph.head;
+    if (m->pf_min_n) {
+        m->pf_min_end = ncq_media_walk_from(m, &ph, m->pf_min_n, t + pos,
+                                            &m->pf_min_cyl, &m->pf_min_head,
+                                            NULL, NULL, 0);
     }
     if (m->nq > 0) {
         /*
          * Commands wait: read only the minimum.  The next one was chosen
          * when the data of the last ended, i.e. now.
          */
+        m->pf_end_n = m->pf_min_n;
         m->mech_until = m->pf_min_end;
+        m->pf_end_cyl = m->pf_min_cyl;
+        m->pf_end_head = m->pf_min_head;
         m->pf_cutoff = t;
+    } else {
+        m->pf_end_n = n;
+        m->mech_until = ncq_media_walk_from(m, &ph, n, t + pos,
+                                            &m->pf_end_cyl, &m->pf_end_head,
+                                            NULL, NULL, 0);
     }
     m->cur_cyl = ph.cyl;
     m->cur_head = ph.head;
@@ -399,8 +410,8 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
         ec = first->cyl;
         eh = first->head;
     } else {
-        t_end = ncq_media_walk(m, first->cmd.lba, total, t_first, &ec, &eh,
-                               marks, mark_t, nm);
+        t_end = ncq_media_walk_from(m, &first->ph, total, t_first, &ec,
+                                    &eh, marks, mark_t, nm);
     }
     m->access_seq++;
     for (i = 0; i < nm; i++) {
@@ -425,7 +436,7 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
             c->complete_ns = (mark_t[i] > bus ? mark_t[i] : bus) +
                              ncq_bus_ns(m, 1);
         }
-        s->state = NCQ_SLOT_SERVICE;
+        ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
         s->done_seq = ++m->done_seq;
     }
     m->st.clustered += nm - 1;
@@ -487,7 +498,7 @@ void ncq_mech_decide(NcqModel *m, int64_t t)
             s->c.transfer_ns = t - s->c.dispatch_ns;
             s->c.complete_ns = t + m->p.ovh_other_ns;
             s->c.reason = NCQ_REASON_ONLY;
-            s->state = NCQ_SLOT_SERVICE;
+            ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
             s->done_seq = ++m->done_seq;
             continue;
         }

@@ -217,6 +217,6 @@ void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now)
     s->c.media_start_ns = cs;
     s->c.media_end_ns = done;
     s->c.complete_ns = done;
-    s->state = NCQ_SLOT_SERVICE;
+    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
     s->done_seq = ++m->done_seq;
 }

@@ -20,6 +20,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 #define NCQ_DISK_MAX_DEPTH      32
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
 #define NCQ_DISK_UNSET          UINT32_MAX
+#define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
 
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
@@ -74,6 +75,7 @@ void ncq_disk_queue_cleanup(NcqDisk *d);
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
 void ncq_disk_ncq_cancel(IDEDevice *dev);
+void ncq_disk_nonqueued_error(NcqDisk *d);
 int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_trace_header(NcqDisk *d);
 

@@ -1,0 +1,475 @@
+"""ncq-disk as an unmodified Linux guest sees it: NCQ and NCQ priority
+detection, the queue depth Linux sets reaching the drive, deterministic
+runs under -icount, reordering by the firmware policy, write cache + flush
+with verified data, and clear errors for bad configurations.
+
+Guest boots are the expensive part (about 15 s each under TCG), so the
+module starts four boots at once on a two-worker pool and each test waits
+for the boots it reads:
+
+  sptf-a, sptf-b  identical: policy=sptf, trace on; the script checks NCQ
+                  priority, runs randread at queue_depth 4 (region A) and 32
+                  (region B), then randwrite + fsync + crc32c verify (region C)
+  fcfs            policy=fcfs, ncq-prio=off, trace on; the same region-B job
+  qd8-notiming    queue-depth=8, timing=off, trace on; the same region-B job
+
+The fio regions keep each phase's commands apart in the device trace
+(by LBA), away from the partition-table reads at boot (LBA 0 and the end).
+"""
+
+import concurrent.futures
+import statistics
+import subprocess
+import time
+
+import pytest
+
+import ncqguest
+from ncqguest import Workload, fio_json, read_trace
+
+SECTOR = 512
+MiB = 1 << 20
+REGION_A = (128 * MiB, 256 * MiB)      # (offset, size) queue_depth 4 reads
+REGION_B = (384 * MiB, 256 * MiB)      # queue_depth 32 reads
+REGION_C = (640 * MiB, 2 * MiB)        # writes + verify
+READ_IOS_QD4 = 800
+READ_IOS_QD32 = 1500
+WRITE_BLOCKS = REGION_C[1] // 4096     # 512 writes, each read back
+FSYNC_EVERY = 32
+
+DEV = "/sys/block/sda/device"
+
+
+def fio_randread(region, ios):
+    return f"""
+[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+iodepth=32
+randrepeat=1
+[randread]
+rw=randread
+offset={region[0]}
+size={region[1]}
+number_ios={ios}
+"""
+
+
+FIO_WRITE_VERIFY = f"""
+[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+iodepth=32
+randrepeat=1
+[randwrite-verify]
+rw=randwrite
+offset={REGION_C[0]}
+size={REGION_C[1]}
+fsync={FSYNC_EVERY}
+end_fsync=1
+verify=crc32c
+do_verify=1
+verify_fatal=1
+"""
+
+RUN_FIO = "fio --output-format=json --output=$RESULTS/{0}.json {0}.fio\n"
+
+# Shared by the two identical sptf boots.
+SCRIPT_MAIN = f"""
+set -e
+echo "prio_supported $(cat {DEV}/ncq_prio_supported)"
+if echo 1 > {DEV}/ncq_prio_enable; then echo "prio_enable_write ok"; \
+else echo "prio_enable_write failed"; fi
+echo "prio_enable $(cat {DEV}/ncq_prio_enable)"
+echo 0 > {DEV}/ncq_prio_enable
+echo none > /sys/block/sda/queue/scheduler
+echo 4 > {DEV}/queue_depth
+echo "queue_depth_set $(cat {DEV}/queue_depth)"
+{RUN_FIO.format("qd4")}
+echo 32 > {DEV}/queue_depth
+echo "queue_depth_set $(cat {DEV}/queue_depth)"
+{RUN_FIO.format("qd32")}
+{RUN_FIO.format("write")}
+"""
+
+# fcfs and qd8-notiming boots: the same region-B job as the sptf boots.
+SCRIPT_QD32 = f"""
+set -e
+echo "prio_supported $(cat {DEV}/ncq_prio_supported)"
+if echo 1 > {DEV}/ncq_prio_enable 2>/dev/null; then \
+echo "prio_enable_write ok"; else echo "prio_enable_write failed"; fi
+echo none > /sys/block/sda/queue/scheduler
+{RUN_FIO.format("qd32")}
+"""
+
+FILES = {"qd4.fio": fio_randread(REGION_A, READ_IOS_QD4),
+         "qd32.fio": fio_randread(REGION_B, READ_IOS_QD32),
+         "write.fio": FIO_WRITE_VERIFY}
+
+BOOTS = {
+    "sptf-a": ("policy=sptf", SCRIPT_MAIN),
+    "sptf-b": ("policy=sptf", SCRIPT_MAIN),
+    "fcfs": ("policy=fcfs,ncq-prio=off", SCRIPT_QD32),
+    "qd8-notiming": ("queue-depth=8,timing=off", SCRIPT_QD32),
+}
+
+
+class Boot:
+    """One finished guest run: its Result, trace path and parsed trace."""
+
+    def __init__(self, name, guest, result, trace, started, ended):
+        self.name = name
+        self.guest = guest
+        self.res = result
+        self.trace = trace
+        self.wall_s = ended - started
+        if trace.exists():
+            self.header, self.records = read_trace(trace)
+        else:
+            self.header, self.records = None, None
+
+    def lines(self, key):
+        """Values of the script's 'key value' output lines, in order."""
+        return [line.split(None, 1)[1] for line in self.res.output.splitlines()
+                if line.startswith(key + " ")]
+
+    def region(self, region, op="R"):
+        lo = region[0] // SECTOR
+        hi = (region[0] + region[1]) // SECTOR
+        return [r for r in self.records
+                if r["op"] == op and lo <= r["lba"] < hi]
+
+
+def _boot(workdir, name):
+    props, script = BOOTS[name]
+    trace = workdir / f"{name}.trace"
+    guest = ncqguest.Guest(
+        workdir / name,
+        device=f"ncq-disk,model=st3400620as,{props},trace={trace}",
+        timeout_s=400)
+    t0 = time.monotonic()
+    res = guest.run(Workload(script=script, files=FILES,
+                             collect=(f"{DEV}/queue_depth",
+                                      f"{DEV}/ncq_prio_supported")))
+    return Boot(name, guest, res, trace, t0, time.monotonic())
+
+
+@pytest.fixture(scope="module")
+def boots(tmp_path_factory, qemu_build, guest_image):
+    """name -> Future[Boot]; all four boots start at once (two at a time)."""
+    workdir = tmp_path_factory.mktemp("device")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    futures = {n: pool.submit(_boot, workdir, n) for n in BOOTS}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def get(boots, name):
+    b = boots[name].result()
+    assert b.res.status == 0, f"{name}: workload failed:\n{b.res.output}"
+    return b
+
+
+def latencies_ms(records):
+    return [(r["complete_ns"] - r["arrival_ns"]) / 1e6 for r in records]
+
+
+# 1 ---------------------------------------------------------------------
+
+
+def test_ncq_and_ncq_priority_detected(boots):
+    on = get(boots, "sptf-a")
+    assert "NCQ (depth 32)" in on.res.dmesg, on.res.dmesg
+    assert "Features: NCQ-prio" in on.res.dmesg
+    assert on.lines("prio_supported") == ["1"]
+    assert on.lines("prio_enable_write") == ["ok"]
+    assert on.lines("prio_enable") == ["1"]
+
+    off = get(boots, "fcfs")                       # ncq-prio=off
+    assert "NCQ (depth 32)" in off.res.dmesg
+    assert "NCQ-prio" not in off.res.dmesg
+    assert off.lines("prio_supported") == ["0"]
+    assert off.res.collected[f"{DEV}/ncq_prio_supported"] == "0"
+    # libata refuses to enable priority the drive does not advertise
+    assert off.lines("prio_enable_write") == ["failed"]
+
+
+# 2 ---------------------------------------------------------------------
+
+
+def test_queue_depth_from_sysfs_reaches_the_drive(boots):
+    """queue_len in the trace counts the commands already in the drive when
+    a command arrives, not counting itself (model.c: queue_len_at_arrival =
+    outstanding before the increment; the first command of an idle drive
+    has 0), so Linux's queue_depth N allows at most N - 1."""
+    b = get(boots, "sptf-a")
+    assert b.lines("queue_depth_set") == ["4", "32"]
+    assert fio_json(b.res, "qd4.json")["jobs"][0]["read"]["total_ios"] \
+        == READ_IOS_QD4
+    qd4 = b.region(REGION_A)
+    qd32 = b.region(REGION_B)
+    # the block layer may merge two adjacent 4 KiB reads: count sectors
+    assert sum(r["sectors"] for r in qd4) == READ_IOS_QD4 * 8
+    assert sum(r["sectors"] for r in qd32) == READ_IOS_QD32 * 8
+    max4 = max(r["queue_len"] for r in qd4)
+    max32 = max(r["queue_len"] for r in qd32)
+    iops4 = fio_json(b.res, "qd4.json")["jobs"][0]["read"]["iops"]
+    iops32 = fio_json(b.res, "qd32.json")["jobs"][0]["read"]["iops"]
+    print(f"\nmax queue_len: queue_depth 4 -> {max4}, 32 -> {max32}; "
+          f"IOPS {iops4:.1f} and {iops32:.1f}")
+    assert max4 == 3
+    assert max32 == 31
+
+
+def test_queue_depth_property_sets_linux_queue_depth(boots):
+    b = get(boots, "qd8-notiming")
+    assert "NCQ (depth 8)" in b.res.dmesg, b.res.dmesg
+    assert b.res.collected[f"{DEV}/queue_depth"] == "8"
+    if b.records:
+        assert max(r["queue_len"] for r in _qd32(b)) == 7
+
+
+# 3 ---------------------------------------------------------------------
+
+
+def _fio_stable(job):
+    """What must be identical between two deterministic runs: error,
+    counts, guest-clock runtimes and the latency distributions (slat, clat,
+    lat, with clat's full percentile dict).  Left out: fio's
+    'time'/'timestamp'/'timestamp_ms' (the date from the guest RTC, which
+    starts at the host's date) and 'usr_cpu'/'sys_cpu'/'ctx' (not compared
+    because nothing depends on them)."""
+    out = {"job_runtime": job["job_runtime"], "error": job["error"]}
+    for d in ("read", "write", "sync"):
+        if d not in job:
+            continue
+        sec = job[d]
+        out[d] = {k: sec[k] for k in sec
+                  if k in ("total_ios", "io_bytes", "runtime", "iops", "bw",
+                           "short_ios", "drop_ios", "lat_ns", "clat_ns",
+                           "slat_ns")}
+    return out
+
+
+def _read_phase(boot):
+    """Trace lines (bytes) of the records before the write phase."""
+    lines = boot.trace.read_bytes().splitlines(keepends=True)
+    lo, hi = REGION_C[0] // SECTOR, (REGION_C[0] + REGION_C[1]) // SECTOR
+    for i, line in enumerate(lines[2:], 2):
+        f = line.split(b",")
+        if f[1] == b"W" and lo <= int(f[2]) < hi:
+            return lines[:i]
+    return lines
+
+
+def test_identical_runs_are_identical(boots):
+    """Two boots with identical settings, run at the same time (so host
+    timing differs): the trace of the read phases and fio's figures agree
+    to the nanosecond."""
+    a = get(boots, "sptf-a")
+    b = get(boots, "sptf-b")
+    ra, rb = _read_phase(a), _read_phase(b)
+    assert len(ra) - 2 > 0.99 * (READ_IOS_QD4 + READ_IOS_QD32)
+    assert ra == rb, "read-phase device traces of two identical runs differ"
+    for name in ("qd4.json", "qd32.json"):
+        ja = fio_json(a.res, name)["jobs"][0]
+        jb = fio_json(b.res, name)["jobs"][0]
+        assert _fio_stable(ja) == _fio_stable(jb), name
+        assert ja["read"]["clat_ns"]["percentile"] \
+            == jb["read"]["clat_ns"]["percentile"]
+    assert a.res.output == b.res.output
+    last = int(ra[-1].split(b",")[8])
+    q = fio_json(a.res, "qd32.json")["jobs"][0]
+    print(f"\nread phases: {len(ra) - 2} trace records "
+          f"({sum(map(len, ra))} bytes) identical, up to {last / 1e9:.2f} s "
+          f"of guest time; qd32 clat mean {q['read']['clat_ns']['mean']:.0f}"
+          f" ns, p99 {q['read']['clat_ns']['percentile']['99.000000']} ns "
+          f"in both runs")
+    print(f"wall time per boot (two at once on 2 cores): {a.wall_s:.1f} s "
+          f"and {b.wall_s:.1f} s; guest time at exit "
+          f"{max(r['complete_ns'] for r in a.records) / 1e9:.1f} s and "
+          f"{max(r['complete_ns'] for r in b.records) / 1e9:.1f} s")
+
+
+FLUSH_BUG = ("device bug: FLUSH CACHE (fsync) bypasses the model; it "
+             "completes when the host's flush does, so guest time stalls by "
+             "a host-dependent amount (18.4 s vs 34.7 s of guest time on the "
+             "first fsync in two identical runs) and no F record is traced")
+
+
+@pytest.mark.xfail(strict=True, reason=FLUSH_BUG)
+def test_identical_runs_with_fsync_are_identical(boots):
+    a = get(boots, "sptf-a")
+    b = get(boots, "sptf-b")
+    wa = fio_json(a.res, "write.json")["jobs"][0]
+    wb = fio_json(b.res, "write.json")["jobs"][0]
+    assert _fio_stable(wa) == _fio_stable(wb)
+    assert a.trace.read_bytes() == b.trace.read_bytes()
+
+
+@pytest.mark.xfail(strict=True, reason=FLUSH_BUG)
+def test_fsync_reaches_the_model_as_flush(boots):
+    b = get(boots, "sptf-a")
+    flushes = [r for r in b.records if r["op"] == "F"]
+    assert len(flushes) >= WRITE_BLOCKS // FSYNC_EVERY - 1
+
+
+# 4 ---------------------------------------------------------------------
+
+
+def _qd32(boot):
+    recs = boot.region(REGION_B)
+    assert sum(r["sectors"] for r in recs) == READ_IOS_QD32 * 8
+    return recs
+
+
+def test_sptf_reorders_and_fcfs_does_not(boots):
+    sptf = get(boots, "sptf-a")
+    fcfs = get(boots, "fcfs")
+    s, f = _qd32(sptf), _qd32(fcfs)
+    # FCFS: completions in arrival order, nothing overtaken
+    assert [r["arrival_ns"] for r in f] == sorted(r["arrival_ns"] for r in f)
+    assert all(r["delay_count"] == 0 for r in f)
+    assert max(r["queue_len"] for r in f) == 31      # it was queued, deep
+    # SPTF at depth 32: most commands are overtaken by later ones
+    overtaken = sum(r["delay_count"] > 0 for r in s)
+    lat_s, lat_f = latencies_ms(s), latencies_ms(f)
+    print(f"\nsptf: {overtaken}/{len(s)} overtaken, max delay_count "
+          f"{max(r['delay_count'] for r in s)}, drive latency median "
+          f"{statistics.median(lat_s):.1f} ms max {max(lat_s):.1f} ms")
+    print(f"fcfs: 0/{len(f)} overtaken, drive latency median "
+          f"{statistics.median(lat_f):.1f} ms max {max(lat_f):.1f} ms")
+    assert overtaken > len(s) // 2
+    assert max(r["delay_count"] for r in s) > 31
+    assert max(lat_s) > 2 * max(lat_f)               # the starved tail
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "model bug: over a 256 MiB span SPTF at depth 32 is slower than FCFS "
+    "(129 vs 159 IOPS): 67 % of its picks then wait > 7 ms of the 8.33 ms "
+    "revolution (FCFS: 17 %), i.e. it picks sectors it just misses; "
+    "ncq-sim --lba-range 786432:1310720 --depth 31 shows the same"))
+def test_sptf_beats_fcfs_on_short_seeks(boots):
+    sptf = get(boots, "sptf-a")
+    fcfs = get(boots, "fcfs")
+    iops_s = fio_json(sptf.res, "qd32.json")["jobs"][0]["read"]["iops"]
+    iops_f = fio_json(fcfs.res, "qd32.json")["jobs"][0]["read"]["iops"]
+    s, f = _qd32(sptf), _qd32(fcfs)
+    rot_s = statistics.mean(r["rotate_ns"] for r in s) / 1e6
+    rot_f = statistics.mean(r["rotate_ns"] for r in f) / 1e6
+    print(f"\nIOPS sptf {iops_s:.1f} fcfs {iops_f:.1f}; mean rotational "
+          f"wait sptf {rot_s:.2f} ms fcfs {rot_f:.2f} ms")
+    assert iops_s > 1.3 * iops_f
+    assert rot_s < rot_f
+
+
+def test_timing_off_completes_without_model_delay(boots):
+    """timing=off: completion as soon as host I/O is done, like ide-hd."""
+    b = get(boots, "qd8-notiming")
+    sptf = get(boots, "sptf-a")
+    if b.records is None:
+        pytest.skip("timing=off writes no trace")
+    job = fio_json(b.res, "qd32.json")["jobs"][0]
+    assert job["read"]["total_ios"] == READ_IOS_QD32
+    iops_t = fio_json(sptf.res, "qd32.json")["jobs"][0]["read"]["iops"]
+    recs = _qd32(b)
+    lat = latencies_ms(recs)
+    print(f"\ntiming=off: {job['read']['iops']:.0f} IOPS vs {iops_t:.0f} "
+          f"with the st3400620as model; drive latency max {max(lat):.2f} ms")
+    assert job["read"]["iops"] > 5 * iops_t
+    assert all(r["seek_ns"] == 0 and r["rotate_ns"] == 0 for r in recs)
+
+
+# 5 ---------------------------------------------------------------------
+
+
+def test_write_cache_fsync_and_verify(boots):
+    """randwrite with fsync every 32 writes and a final fsync, then every
+    block read back and checked (crc32c), with timing on."""
+    b = get(boots, "sptf-a")
+    assert "Write cache: enabled" in b.res.dmesg
+    job = fio_json(b.res, "write.json")["jobs"][0]
+    assert job["error"] == 0
+    assert job["write"]["total_ios"] == WRITE_BLOCKS
+    # verify=crc32c, verify_fatal=1: every block read back, checksum intact
+    assert job["read"]["total_ios"] == WRITE_BLOCKS
+    # fio counts the fsyncs after writes 32, 64, ... 480 (15); the one
+    # that ends the job is end_fsync
+    assert job["sync"]["total_ios"] >= WRITE_BLOCKS // FSYNC_EVERY - 1
+    writes = b.region(REGION_C, op="W")
+    reads = b.region(REGION_C, op="R")
+    assert sum(r["sectors"] for r in writes) == WRITE_BLOCKS * 8
+    assert sum(r["sectors"] for r in reads) == WRITE_BLOCKS * 8
+    hits = sum(r["cache"] == "hit" for r in writes)
+    print(f"\n{len(writes)} writes ({hits} into the write cache), "
+          f"{job['sync']['total_ios']} fsyncs, {len(reads)} verify reads")
+    assert hits == len(writes)                       # write-back cache on
+
+
+# 6 ---------------------------------------------------------------------
+
+
+MODEL_FILE_BUG = ("device bug: the error is '/nonexistent: cannot open', "
+                  "naming neither the property nor the cause (errno)")
+BAD = [
+    # property value, words the one stderr line must contain
+    pytest.param("queue-depth=0", ["queue-depth=0", "use 1 to 32"]),
+    pytest.param("queue-depth=33", ["queue-depth=33", "use 1 to 32"]),
+    pytest.param("policy=bogus", ["policy 'bogus'", "use fcfs", "aged-sptf"]),
+    pytest.param("starvation-timeout=abc",
+                 ["starvation-timeout='abc'", "use e.g. 2s"]),
+    pytest.param("prio-timeout=xyz", ["prio-timeout='xyz'", "use e.g. 2s"]),
+    pytest.param("seed=abc", ["'seed' expects integer"]),
+    pytest.param("clustering=abc", ["'clustering' expects integer"]),
+    pytest.param("timing=maybe", ["'timing' expects 'on' or 'off'"]),
+    pytest.param("trace=/nonexistent/dir/t.csv",
+                 ["trace file '/nonexistent/dir/t.csv'", "No such file"]),
+    pytest.param("model-file={tmp}/bad.ncqm",
+                 ["{tmp}/bad.ncqm:2:", "'no_such_key'", "unknown key"]),
+    pytest.param("model-file=/nonexistent", ["model-file", "No such file"],
+                 marks=pytest.mark.xfail(strict=True, reason=MODEL_FILE_BUG)),
+]
+BAD = [pytest.param(*b.values, marks=b.marks, id=b.values[0]) for b in BAD]
+
+
+@pytest.mark.parametrize("prop,words", BAD)
+def test_bad_property_stops_qemu_with_one_line(run_qemu, tmp_path, prop,
+                                               words):
+    (tmp_path / "bad.ncqm").write_text("# a comment\nno_such_key = 3\n")
+    prop = prop.format(tmp=tmp_path)
+    p = run_qemu("-device", f"ncq-disk,drive=d0,bus=ide.0,{prop}")
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    for w in words:
+        assert w.format(tmp=tmp_path) in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("model,capacity", [
+    ("fujitsu-max3036rc", 71819496),
+    ("intel-530", 468862128),
+])
+def test_image_larger_than_model_is_refused(run_qemu, qemu_build, tmp_path,
+                                             model, capacity):
+    def start(sectors):
+        img = tmp_path / f"{model}-{sectors}.qcow2"
+        subprocess.run([str(qemu_build / "qemu-img"), "create", "-q", "-f",
+                        "qcow2", str(img), str(sectors * SECTOR)], check=True)
+        return run_qemu("-drive", f"if=none,id=big,file={img},format=qcow2",
+                        "-device", f"ncq-disk,drive=big,bus=ide.0,"
+                                   f"model={model}",
+                        qmp=[])
+
+    exact = start(capacity)
+    assert exact.returncode == 0, exact.stderr
+    p = start(capacity + 1)
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    assert f"{capacity + 1} sectors" in lines[0]
+    assert f"capacity of {capacity}" in lines[0]
+    assert "use a smaller image or another model" in lines[0]
