@@ -229,7 +229,7 @@ def test_queue_depth_property_sets_linux_queue_depth(boots):
     b = get(boots, "qd8-notiming")
     assert "NCQ (depth 8)" in b.res.dmesg, b.res.dmesg
     assert b.res.collected[f"{DEV}/queue_depth"] == "8"
-    if b.records:
+    if b.records:               # timing=off may write no records
         assert max(r["queue_len"] for r in _qd32(b)) == 7
 
 
@@ -295,16 +295,25 @@ def test_identical_runs_are_identical(boots):
           f"{max(r['complete_ns'] for r in b.records) / 1e9:.1f} s")
 
 
-FLUSH_BUG = ("device bug: FLUSH CACHE (fsync) bypasses the model; it "
-             "completes when the host's flush does, so guest time stalls by "
-             "a host-dependent amount (18.4 s vs 34.7 s of guest time on the "
-             "first fsync in two identical runs) and no F record is traced")
+FLUSH_BUG = (
+    "device bug: FLUSH CACHE (fsync) bypasses the model (no F record in the "
+    "trace) and completes when the host's flush does; under -icount "
+    "sleep=off the idle guest's clock jumps to its next timer meanwhile, so "
+    "the first fsync stalled 18.4 s vs 34.7 s of guest time in two identical "
+    "runs, and in some runs Linux's 30 s command timer fires: 'failed "
+    "command: FLUSH CACHE ... (timeout)', hard reset, 'NCQ disabled due to "
+    "excessive errors', after which writes bypass the model too")
 
 
-@pytest.mark.xfail(strict=True, reason=FLUSH_BUG)
+def _flushes(boot):
+    return [r for r in boot.records if r["op"] == "F"]
+
+
 def test_identical_runs_with_fsync_are_identical(boots):
     a = get(boots, "sptf-a")
     b = get(boots, "sptf-b")
+    if not _flushes(a):
+        pytest.xfail(FLUSH_BUG)
     wa = fio_json(a.res, "write.json")["jobs"][0]
     wb = fio_json(b.res, "write.json")["jobs"][0]
     assert _fio_stable(wa) == _fio_stable(wb)
@@ -313,9 +322,27 @@ def test_identical_runs_with_fsync_are_identical(boots):
 
 @pytest.mark.xfail(strict=True, reason=FLUSH_BUG)
 def test_fsync_reaches_the_model_as_flush(boots):
-    b = get(boots, "sptf-a")
-    flushes = [r for r in b.records if r["op"] == "F"]
-    assert len(flushes) >= WRITE_BLOCKS // FSYNC_EVERY - 1
+    for name in ("sptf-a", "sptf-b"):
+        b = get(boots, name)
+        errors = [line for line in b.res.dmesg.splitlines()
+                  if "failed command" in line or "NCQ disabled" in line]
+        writes = b.region(REGION_C, op="W")
+        gaps = sorted(y["arrival_ns"] - x["complete_ns"]
+                      for x, y in zip(writes, writes[1:]))
+        print(f"\n{name}: {len(_flushes(b))} F records, "
+              f"{sum(r['sectors'] for r in writes) // 8} of {WRITE_BLOCKS} "
+              f"writes traced, longest pause between writes "
+              f"{gaps[-1] / 1e9 if gaps else 0:.1f} s guest time, "
+              f"{len(errors)} libata errors")
+    for name in ("sptf-a", "sptf-b"):
+        b = get(boots, name)
+        # fsync after every 32 writes reaches the drive as FLUSH CACHE ...
+        assert len(_flushes(b)) >= WRITE_BLOCKS // FSYNC_EVERY - 1
+        # ... every write went through the model, queued ...
+        assert sum(r["sectors"] for r in b.region(REGION_C, op="W")) \
+            == WRITE_BLOCKS * 8
+        # ... and no command timed out
+        assert "failed command" not in b.res.dmesg
 
 
 # 4 ---------------------------------------------------------------------
@@ -331,9 +358,15 @@ def test_sptf_reorders_and_fcfs_does_not(boots):
     sptf = get(boots, "sptf-a")
     fcfs = get(boots, "fcfs")
     s, f = _qd32(sptf), _qd32(fcfs)
-    # FCFS: completions in arrival order, nothing overtaken
-    assert [r["arrival_ns"] for r in f] == sorted(r["arrival_ns"] for r in f)
-    assert all(r["delay_count"] == 0 for r in f)
+    # FCFS: media accesses complete in arrival order; only a read-cache
+    # hit (served from the buffer at once) may overtake queued misses
+    misses = [r for r in f if r["cache"] == "miss"]
+    hits = len(f) - len(misses)
+    assert [r["arrival_ns"] for r in misses] \
+        == sorted(r["arrival_ns"] for r in misses)
+    assert hits < len(f) // 50
+    assert all(r["delay_count"] <= hits for r in f)
+    assert sum(r["delay_count"] > 0 for r in f) <= 31 * hits
     assert max(r["queue_len"] for r in f) == 31      # it was queued, deep
     # SPTF at depth 32: most commands are overtaken by later ones
     overtaken = sum(r["delay_count"] > 0 for r in s)
@@ -341,7 +374,8 @@ def test_sptf_reorders_and_fcfs_does_not(boots):
     print(f"\nsptf: {overtaken}/{len(s)} overtaken, max delay_count "
           f"{max(r['delay_count'] for r in s)}, drive latency median "
           f"{statistics.median(lat_s):.1f} ms max {max(lat_s):.1f} ms")
-    print(f"fcfs: 0/{len(f)} overtaken, drive latency median "
+    print(f"fcfs: {sum(r['delay_count'] > 0 for r in f)}/{len(f)} "
+          f"overtaken ({hits} cache hits), drive latency median "
           f"{statistics.median(lat_f):.1f} ms max {max(lat_f):.1f} ms")
     assert overtaken > len(s) // 2
     assert max(r["delay_count"] for r in s) > 31
@@ -350,38 +384,44 @@ def test_sptf_reorders_and_fcfs_does_not(boots):
 
 @pytest.mark.xfail(strict=True, reason=(
     "model bug: over a 256 MiB span SPTF at depth 32 is slower than FCFS "
-    "(129 vs 159 IOPS): 67 % of its picks then wait > 7 ms of the 8.33 ms "
-    "revolution (FCFS: 17 %), i.e. it picks sectors it just misses; "
-    "ncq-sim --lba-range 786432:1310720 --depth 31 shows the same"))
+    "(127 vs 159 IOPS) and than itself at queue_depth 4 (176 IOPS): 67 % of "
+    "its picks wait > 7 ms of the 8.33 ms revolution (FCFS: 17 %), i.e. it "
+    "picks sectors it then just misses; ncq-sim --lba-range "
+    "786432:1310720 --depth 31 shows the same"))
 def test_sptf_beats_fcfs_on_short_seeks(boots):
     sptf = get(boots, "sptf-a")
     fcfs = get(boots, "fcfs")
     iops_s = fio_json(sptf.res, "qd32.json")["jobs"][0]["read"]["iops"]
+    iops_4 = fio_json(sptf.res, "qd4.json")["jobs"][0]["read"]["iops"]
     iops_f = fio_json(fcfs.res, "qd32.json")["jobs"][0]["read"]["iops"]
     s, f = _qd32(sptf), _qd32(fcfs)
     rot_s = statistics.mean(r["rotate_ns"] for r in s) / 1e6
     rot_f = statistics.mean(r["rotate_ns"] for r in f) / 1e6
-    print(f"\nIOPS sptf {iops_s:.1f} fcfs {iops_f:.1f}; mean rotational "
-          f"wait sptf {rot_s:.2f} ms fcfs {rot_f:.2f} ms")
-    assert iops_s > 1.3 * iops_f
+    late = sum(r["rotate_ns"] > 7e6 for r in s) / len(s)
+    print(f"\nIOPS sptf qd32 {iops_s:.1f}, sptf qd4 {iops_4:.1f}, fcfs qd32 "
+          f"{iops_f:.1f}; mean rotational wait sptf {rot_s:.2f} ms fcfs "
+          f"{rot_f:.2f} ms; sptf picks waiting > 7 ms: {100 * late:.0f} %")
     assert rot_s < rot_f
+    assert iops_s > 1.3 * iops_f
+    assert iops_s > iops_4
 
 
 def test_timing_off_completes_without_model_delay(boots):
-    """timing=off: completion as soon as host I/O is done, like ide-hd."""
+    """timing=off: completion as soon as host I/O is done, like ide-hd.
+    The device then writes the trace header but no records (the model is
+    not consulted), which is checked too."""
     b = get(boots, "qd8-notiming")
     sptf = get(boots, "sptf-a")
-    if b.records is None:
-        pytest.skip("timing=off writes no trace")
     job = fio_json(b.res, "qd32.json")["jobs"][0]
     assert job["read"]["total_ios"] == READ_IOS_QD32
     iops_t = fio_json(sptf.res, "qd32.json")["jobs"][0]["read"]["iops"]
-    recs = _qd32(b)
-    lat = latencies_ms(recs)
     print(f"\ntiming=off: {job['read']['iops']:.0f} IOPS vs {iops_t:.0f} "
-          f"with the st3400620as model; drive latency max {max(lat):.2f} ms")
+          f"with the st3400620as model; {len(b.records)} trace records")
     assert job["read"]["iops"] > 5 * iops_t
-    assert all(r["seek_ns"] == 0 and r["rotate_ns"] == 0 for r in recs)
+    assert b.header["model"] == "st3400620as"
+    if b.records:
+        recs = _qd32(b)
+        assert all(r["seek_ns"] == 0 and r["rotate_ns"] == 0 for r in recs)
 
 
 # 5 ---------------------------------------------------------------------
@@ -389,25 +429,28 @@ def test_timing_off_completes_without_model_delay(boots):
 
 def test_write_cache_fsync_and_verify(boots):
     """randwrite with fsync every 32 writes and a final fsync, then every
-    block read back and checked (crc32c), with timing on."""
-    b = get(boots, "sptf-a")
-    assert "Write cache: enabled" in b.res.dmesg
-    job = fio_json(b.res, "write.json")["jobs"][0]
-    assert job["error"] == 0
-    assert job["write"]["total_ios"] == WRITE_BLOCKS
-    # verify=crc32c, verify_fatal=1: every block read back, checksum intact
-    assert job["read"]["total_ios"] == WRITE_BLOCKS
-    # fio counts the fsyncs after writes 32, 64, ... 480 (15); the one
-    # that ends the job is end_fsync
-    assert job["sync"]["total_ios"] >= WRITE_BLOCKS // FSYNC_EVERY - 1
-    writes = b.region(REGION_C, op="W")
-    reads = b.region(REGION_C, op="R")
-    assert sum(r["sectors"] for r in writes) == WRITE_BLOCKS * 8
-    assert sum(r["sectors"] for r in reads) == WRITE_BLOCKS * 8
-    hits = sum(r["cache"] == "hit" for r in writes)
-    print(f"\n{len(writes)} writes ({hits} into the write cache), "
-          f"{job['sync']['total_ios']} fsyncs, {len(reads)} verify reads")
-    assert hits == len(writes)                       # write-back cache on
+    block read back and checked (crc32c, verify_fatal), with timing on, in
+    both sptf boots.  (Whether the fsyncs went through the model is
+    test_fsync_reaches_the_model_as_flush.)"""
+    for name in ("sptf-a", "sptf-b"):
+        b = get(boots, name)
+        assert "Write cache: enabled" in b.res.dmesg
+        job = fio_json(b.res, "write.json")["jobs"][0]
+        assert job["error"] == 0
+        assert job["write"]["total_ios"] == WRITE_BLOCKS
+        # verify=crc32c, verify_fatal=1: every block read back, intact
+        assert job["read"]["total_ios"] == WRITE_BLOCKS
+        assert job["read"]["io_bytes"] == REGION_C[1]
+        # fio counts the fsyncs after writes 32, 64, ... 480 (15); the one
+        # at the end of the job is end_fsync's
+        assert job["sync"]["total_ios"] >= WRITE_BLOCKS // FSYNC_EVERY - 1
+        writes = b.region(REGION_C, op="W")
+        hits = sum(r["cache"] == "hit" for r in writes)
+        print(f"\n{name}: {job['write']['total_ios']} writes ({hits} traced "
+              f"as write-cache hits), {job['sync']['total_ios']} fsyncs "
+              f"(max {job['sync']['lat_ns']['max'] / 1e9:.2f} s), "
+              f"{job['read']['total_ios']} blocks verified")
+        assert hits == len(writes) > 0               # write-back cache on
 
 
 # 6 ---------------------------------------------------------------------

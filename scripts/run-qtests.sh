@@ -1,31 +1,47 @@
 #!/bin/bash
-# Build and run the qtests that cover ncq-disk: QEMU's own ahci-test
-# (unchanged) and tests/qtest/ncq-disk-test.
+# Build and run the qtests that cover ncq-disk: tests/qtest/ncq-disk-test,
+# and QEMU's own ahci-test, unchanged, three times: as upstream (ide-hd),
+# then with ncq-disk in ide-hd's place, timing off and on
+# (scripts/qtest-ncq-as-ide-hd/ explains how).
 #
 #   scripts/run-qtests.sh BUILD_DIR [TEST...]
+#   TEST: ncq-disk-test, ahci-test, ahci-test@ncq-off, ahci-test@ncq-on
 #
 # Last line: "qtests: N passed, N failed".
 set -uo pipefail
 build=${1:?usage: run-qtests.sh BUILD_DIR [TEST...]}
 shift
 tests=("$@")
-[ ${#tests[@]} -gt 0 ] || tests=(ahci-test ncq-disk-test)
+[ ${#tests[@]} -gt 0 ] || tests=(ncq-disk-test ahci-test ahci-test@ncq-off ahci-test@ncq-on)
+here=$(cd "$(dirname "$0")" && pwd)
 
 targets=()
-for t in "${tests[@]}"; do targets+=("tests/qtest/$t"); done
+for t in "${tests[@]}"; do targets+=("tests/qtest/${t%@*}"); done
 if ! ninja -C "$build" "${targets[@]}" >"$build/qtest-build.log" 2>&1; then
     grep -E "error" "$build/qtest-build.log" | head -20
     echo "qtests: 0 passed, ${#tests[@]} failed"
     exit 1
 fi
 
-export QTEST_QEMU_BINARY=$build/qemu-system-x86_64
 export QTEST_QEMU_IMG=$build/qemu-img
 export G_TEST_DBUS_DAEMON=/bin/true
+export NCQ_REAL_QEMU=$build/qemu-system-x86_64
+export NCQ_HALT_BIOS=$build/ncq-halt-bios.bin
+# 64 KiB firmware whose reset vector is "cli; hlt; jmp back to hlt"
+python3 -c "
+b = bytearray(b'\xff' * 65536)
+b[0xfff0:0xfff4] = b'\xfa\xf4\xeb\xfd'
+open('$NCQ_HALT_BIOS', 'wb').write(b)"
 pass=0 fail=0
 for t in "${tests[@]}"; do
     log=$build/qtest-$t.log
-    timeout 600 "$build/tests/qtest/$t" --tap -k >"$log" 2>&1
+    case $t in
+    *@ncq-off) bin=$here/qtest-ncq-as-ide-hd/qemu-system-x86_64; timing=off ;;
+    *@ncq-on) bin=$here/qtest-ncq-as-ide-hd/qemu-system-x86_64; timing=on ;;
+    *) bin=$build/qemu-system-x86_64; timing=off ;;
+    esac
+    (cd "$build" && QTEST_QEMU_BINARY=$bin NCQ_TIMING=$timing \
+        timeout 600 "$build/tests/qtest/${t%@*}" --tap -k) >"$log" 2>&1
     rc=$?
     p=$(grep -cE "^ok " "$log")
     f=$(grep -cE "^not ok " "$log")

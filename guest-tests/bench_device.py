@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Benchmarks of the ncq-disk device in a booted Linux guest (not a test:
+pytest collects test_*.py only).  Prints figures; docs/benchmarks.md
+records a run.
+
+1. Emulation overhead: ncq-disk,timing=off against stock ide-hd on the same
+   AHCI port, same QEMU build, same fio job (4 KiB random reads, iodepth 32,
+   libaio, O_DIRECT, scheduler none, same number of I/Os).  Boots alternate
+   ide-hd / ncq-disk for --rounds rounds; medians are reported.  First
+   under plain TCG (no -icount: fio's IOPS is real-time throughput), then
+   under -icount (deterministic guest time; fio's IOPS is per guest second,
+   and the wall time of the fio part is reported too).
+
+2. Faster than real time: with timing on (the st3400620as model) under
+   -icount sleep=off, a disk-bound fio run; the guest prints markers around
+   fio on the console and the host notes when each appears, so the wall
+   time of the fio part is measured directly and compared with the guest
+   time fio ran (its job_runtime, cross-checked with /proc/uptime).
+
+    export NCQ_QEMU_BUILD=... NCQ_IMAGE_DIR=...
+    python3 guest-tests/bench_device.py [--rounds 3] [--ios 20000]
+"""
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ncqguest  # noqa: E402
+from ncqguest import Guest, Workload, fio_json  # noqa: E402
+
+JOB = """
+[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+iodepth=32
+randrepeat=1
+[randread]
+rw=randread
+size=1G
+number_ios={ios}
+"""
+
+SCRIPT = """
+set -e
+echo none > /sys/block/sda/queue/scheduler
+echo "BENCH-FIO-START $(cut -d' ' -f1 /proc/uptime)"
+fio --output-format=json --output=$RESULTS/fio.json /workload/job.fio
+echo "BENCH-FIO-END $(cut -d' ' -f1 /proc/uptime)"
+"""
+
+DEVICES = {
+    "ide-hd": "ide-hd",
+    "ncq-disk": "ncq-disk,model=st3400620as,timing=off",
+}
+
+
+def marker_watch(console):
+    """qmp_actions coroutine: host monotonic times at which the console
+    shows BENCH-FIO-START and BENCH-FIO-END (polled every 5 ms)."""
+    async def watch(qmp):
+        seen = {}
+        while len(seen) < 2:
+            try:
+                text = console.read_text(errors="replace")
+            except FileNotFoundError:
+                text = ""
+            for key in ("BENCH-FIO-START", "BENCH-FIO-END"):
+                if key not in seen and key + " " in text:
+                    seen[key] = time.monotonic()
+            await asyncio.sleep(0.005)
+        return seen
+    return watch
+
+
+def run_one(workdir, device, ios, icount, timeout_s=900):
+    guest = Guest(workdir, device=device, disk_size="1G", icount=icount,
+                  timeout_s=timeout_s)
+    res = guest.run(Workload(script=SCRIPT, files={"job.fio":
+                                                   JOB.format(ios=ios)}),
+                    qmp_actions=marker_watch(guest.workdir / "console.log"))
+    if res.status != 0:
+        raise RuntimeError(f"{device}: workload failed\n{res.output}")
+    job = fio_json(res)["jobs"][0]
+    if job["read"]["total_ios"] != ios:
+        raise RuntimeError(f"{device}: {job['read']['total_ios']} I/Os")
+    up = {}
+    for line in res.output.splitlines():
+        if line.startswith("BENCH-FIO-"):
+            k, v = line.split()
+            up[k] = float(v)
+    return {
+        "iops": job["read"]["iops"],
+        "guest_s": job["job_runtime"] / 1000.0,
+        "uptime_s": up["BENCH-FIO-END"] - up["BENCH-FIO-START"],
+        "fio_wall_s": res.qmp["BENCH-FIO-END"] - res.qmp["BENCH-FIO-START"],
+        "boot_wall_s": res.wall_s,
+        "clat_p50_us": job["read"]["clat_ns"]["percentile"]["50.000000"]
+        / 1000,
+    }
+
+
+def overhead(base, ios, rounds, icount):
+    mode = "icount" if icount else "TCG, no icount"
+    print(f"\n== timing=off ncq-disk vs ide-hd, {mode}: 4 KiB randread, "
+          f"iodepth 32, libaio, direct, scheduler none, {ios} I/Os, "
+          f"{rounds} rounds alternating", flush=True)
+    got = {d: [] for d in DEVICES}
+    for r in range(rounds):
+        order = list(DEVICES) if r % 2 == 0 else list(reversed(DEVICES))
+        for d in order:
+            m = run_one(base / f"{'ic' if icount else 'tcg'}-{d}-{r}",
+                        DEVICES[d], ios, icount)
+            got[d].append(m)
+            print(f"round {r + 1} {d:9s} {m['iops']:9.0f} IOPS  clat p50 "
+                  f"{m['clat_p50_us']:7.0f} us  fio {m['guest_s']:6.2f} s "
+                  f"guest / {m['fio_wall_s']:6.2f} s wall  (boot+run "
+                  f"{m['boot_wall_s']:.1f} s)", flush=True)
+    med = {d: statistics.median(m["iops"] for m in got[d]) for d in got}
+    wall = {d: statistics.median(m["fio_wall_s"] for m in got[d])
+            for d in got}
+    print(f"median IOPS: ide-hd {med['ide-hd']:.0f}, ncq-disk "
+          f"{med['ncq-disk']:.0f}; ncq-disk/ide-hd = "
+          f"{100 * med['ncq-disk'] / med['ide-hd']:.1f} %")
+    print(f"median fio wall time: ide-hd {wall['ide-hd']:.2f} s, ncq-disk "
+          f"{wall['ncq-disk']:.2f} s; ide-hd/ncq-disk = "
+          f"{100 * wall['ide-hd'] / wall['ncq-disk']:.1f} %", flush=True)
+
+
+def faster_than_real_time(base, ios, rounds):
+    print(f"\n== timing on (st3400620as, sptf), icount "
+          f"{ncqguest.ICOUNT}: 4 KiB randread, iodepth 32, {ios} I/Os over "
+          f"1 GiB", flush=True)
+    ratios = []
+    for r in range(rounds):
+        m = run_one(base / f"timed-{r}",
+                    "ncq-disk,model=st3400620as", ios, True)
+        # the same interval on both clocks: the markers around fio
+        ratios.append(m["uptime_s"] / m["fio_wall_s"])
+        print(f"round {r + 1}: {m['iops']:.1f} IOPS; fio's job ran "
+              f"{m['guest_s']:.2f} s of guest time; between the markers "
+              f"{m['uptime_s']:.2f} s of guest time took "
+              f"{m['fio_wall_s']:.2f} s of wall clock: "
+              f"{m['fio_wall_s'] / m['uptime_s']:.3f} wall s per guest s, "
+              f"{ratios[-1]:.1f}x faster than real time  (boot+run "
+              f"{m['boot_wall_s']:.1f} s)", flush=True)
+    print(f"median: {statistics.median(ratios):.1f}x faster than real time")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ios", type=int, default=20000,
+                    help="I/Os per overhead run (default 20000)")
+    ap.add_argument("--timed-ios", type=int, default=3000,
+                    help="I/Os of the timing-on run (default 3000)")
+    ap.add_argument("--timed-rounds", type=int, default=2)
+    ap.add_argument("--skip", action="append", default=[],
+                    choices=("tcg", "icount", "timed"))
+    ap.add_argument("--workdir", help="keep the runs here (default: a "
+                    "temporary directory, removed afterwards)")
+    args = ap.parse_args()
+
+    print(f"QEMU build: {ncqguest.qemu_build_dir()}")
+    print(f"guest image: {ncqguest.image_dir()}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="ncq-bench-") as tmp:
+        base = Path(args.workdir or tmp)
+        t0 = time.monotonic()
+        if "tcg" not in args.skip:
+            overhead(base, args.ios, args.rounds, icount=False)
+        if "icount" not in args.skip:
+            overhead(base, args.ios, args.rounds, icount=True)
+        if "timed" not in args.skip:
+            faster_than_real_time(base, args.timed_ios, args.timed_rounds)
+        print(f"\nbenchmark wall time {time.monotonic() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
