@@ -29,6 +29,11 @@ KERNEL_CMDLINE = "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init"
 # Deterministic time: guest time follows the instruction count; idle time
 # is skipped (sleep=off), so disk-bound runs can beat real time.
 ICOUNT = "shift=3,sleep=off,align=off"
+# -rtc clock=vm alone starts the guest's RTC at the host's current date, so
+# two runs started in different seconds boot differently (different
+# instruction counts, hence different virtual times).  Pass
+# Guest(rtc_base=FIXED_RTC_BASE) for runs that must be byte-identical.
+FIXED_RTC_BASE = "2026-01-01T00:00:00"
 
 
 class GuestError(Exception):
@@ -145,7 +150,7 @@ class Guest:
 
     def __init__(self, workdir, device="ncq-disk,model=st3400620as",
                  disk_size="1G", disk=None, extra_args=(), memory="512M",
-                 timeout_s=300, icount=True):
+                 timeout_s=300, icount=True, rtc_base=None):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.device = device
@@ -155,6 +160,7 @@ class Guest:
         self.memory = memory
         self.timeout_s = timeout_s
         self.icount = icount
+        self.rtc_base = rtc_base
         self.build = qemu_build_dir()
         self.image = image_dir()
         self.qemu = self.build / "qemu-system-x86_64"
@@ -179,7 +185,10 @@ class Guest:
                 "-drive", f"if=none,id=d0,file={self.disk},format=qcow2",
                 "-device", f"{self.device},drive=d0,bus=ide.0,id=disk0"]
         if self.icount:
-            args += ["-icount", ICOUNT, "-rtc", "clock=vm"]
+            rtc = "clock=vm"
+            if self.rtc_base:
+                rtc = f"base={self.rtc_base},clock=vm"
+            args += ["-icount", ICOUNT, "-rtc", rtc]
         else:
             args += ["-accel", os.environ.get("NCQ_ACCEL", "tcg")]
         return args + self.extra_args

@@ -7,7 +7,7 @@
 #   scripts/run-qtests.sh BUILD_DIR [TEST...]
 #   TEST: ncq-disk-test, ahci-test, ahci-test@ncq-off, ahci-test@ncq-on
 #
-# Last line: "qtests: N passed, N failed".
+# Last line: "qtests: N passed, N failed, N skipped".
 set -uo pipefail
 build=${1:?usage: run-qtests.sh BUILD_DIR [TEST...]}
 shift
@@ -32,7 +32,7 @@ python3 -c "
 b = bytearray(b'\xff' * 65536)
 b[0xfff0:0xfff4] = b'\xfa\xf4\xeb\xfd'
 open('$NCQ_HALT_BIOS', 'wb').write(b)"
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 for t in "${tests[@]}"; do
     log=$build/qtest-$t.log
     case $t in
@@ -40,18 +40,30 @@ for t in "${tests[@]}"; do
     *@ncq-on) bin=$here/qtest-ncq-as-ide-hd/qemu-system-x86_64; timing=on ;;
     *) bin=$build/qemu-system-x86_64; timing=off ;;
     esac
+    skip=() nskip=0
+    if [ "$timing" = on ]; then
+        # ncq-disk with timing on has a migration blocker (no VMState for
+        # its queue yet), so ahci-test's migration cases cannot run.
+        skip=(-x /x86_64/ahci/migrate -x /x86_64/ahci/flush/migrate)
+        all=$(QTEST_QEMU_BINARY=$bin "$build/tests/qtest/${t%@*}" -l |
+              grep -c "^/")
+        kept=$(QTEST_QEMU_BINARY=$bin "$build/tests/qtest/${t%@*}" \
+               "${skip[@]}" -l | grep -c "^/")
+        nskip=$((all - kept))
+    fi
     (cd "$build" && QTEST_QEMU_BINARY=$bin NCQ_TIMING=$timing \
-        timeout 600 "$build/tests/qtest/${t%@*}" --tap -k) >"$log" 2>&1
+        timeout 600 "$build/tests/qtest/${t%@*}" "${skip[@]}" --tap -k) >"$log" 2>&1
     rc=$?
-    p=$(grep -cE "^ok " "$log")
+    p=$(grep -E "^ok " "$log" | grep -cv "# SKIP")
+    s=$(( $(grep -E "^ok " "$log" | grep -c "# SKIP") + nskip ))
     f=$(grep -cE "^not ok " "$log")
     if [ $rc -ne 0 ] && [ "$f" = 0 ]; then
         f=1   # crashed or timed out outside a test case
         echo "$t: exited with $rc"; tail -5 "$log"
     fi
     grep -E "^not ok " "$log"
-    echo "$t: $p passed, $f failed"
-    pass=$((pass + p)); fail=$((fail + f))
+    echo "$t: $p passed, $f failed${s:+, $s skipped}"
+    pass=$((pass + p)); fail=$((fail + f)); skipped=$((skipped + s))
 done
-echo "qtests: $pass passed, $fail failed"
+echo "qtests: $pass passed, $fail failed, $skipped skipped"
 [ $fail = 0 ]

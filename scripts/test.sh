@@ -58,8 +58,8 @@ fi
 step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
 "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" 2>&1 | tee "$ROOT/_build/qtest.out" >&2
 q=$(tail -1 "$ROOT/_build/qtest.out")
-if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-    tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
+if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+    tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
 else
     tally 0 1 0
 fi

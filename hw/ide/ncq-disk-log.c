@@ -17,8 +17,6 @@
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
-#define ATA_CMD_READ_LOG_EXT        0x2f
-
 #define LOG_DIRECTORY               0x00
 #define LOG_NCQ_ERROR               0x10
 #define LOG_IDENTIFY_DEVICE         0x30
@@ -97,7 +95,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
     return false;
 }
 
-static bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
+bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
 {
     uint8_t log = s->sector;
     uint16_t page = s->lcyl | (s->hob_lcyl << 8);
@@ -118,24 +116,5 @@ static bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
     s->status = READY_STAT | SEEK_STAT;
     ide_transfer_start(s, s->io_buffer, 512 * count, ide_transfer_stop);
     ide_bus_set_irq(s->bus);
-    return false;
-}
-
-bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
-                       bool *complete)
-{
-    NcqDisk *d = NCQ_DISK(dev);
-
-    if (ncq_disk_outstanding(d)) {
-        ncq_disk_nonqueued_error(d);
-        ide_abort_command(s);
-        *complete = true;
-        return true;
-    }
-    switch (cmd) {
-    case ATA_CMD_READ_LOG_EXT:
-        *complete = ncq_disk_read_log(d, s);
-        return true;
-    }
     return false;
 }

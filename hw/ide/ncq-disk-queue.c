@@ -61,7 +61,7 @@ int ncq_disk_outstanding(NcqDisk *d)
     return n;
 }
 
-static void ncq_disk_arm_timer(NcqDisk *d)
+void ncq_disk_arm_timer(NcqDisk *d)
 {
     int64_t next = ncq_model_next_event(d->model);
 
@@ -254,6 +254,11 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
     int i;
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
+    /*
+     * A non-queued command has its data in the drive's buffer already: the
+     * drive finishes it, just before the reset takes effect.
+     */
+    ncq_disk_run_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
             ncq_disk_drop(&d->reqs[i]);
@@ -278,7 +283,14 @@ static void ncq_disk_timer_cb(void *opaque)
             NcqCompletion *c = &done[i];
             NcqDiskReq *r;
 
-            if (!c->queued || c->id >= NCQ_DISK_MAX_DEPTH) {
+            if (!c->queued) {
+                if (d->trace) {
+                    ncq_disk_trace_record(d, c);
+                }
+                ncq_disk_run_held(d);
+                continue;
+            }
+            if (c->id >= NCQ_DISK_MAX_DEPTH) {
                 continue;
             }
             r = &d->reqs[c->id];
@@ -301,6 +313,25 @@ static void ncq_disk_timer_cb(void *opaque)
         }
     } while (n == ARRAY_SIZE(done));
     ncq_disk_arm_timer(d);
+}
+
+/*
+ * The held non-queued command's deadline: run it through the generic
+ * handler now and finish its host I/O before virtual time moves on.
+ */
+void ncq_disk_run_held(NcqDisk *d)
+{
+    IDEState *s = ncq_disk_state(d);
+
+    if (!d->held) {
+        return;
+    }
+    d->held = false;
+    s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
+    d->passthrough = true;
+    ide_bus_exec_cmd(s->bus, d->held_cmd);
+    d->passthrough = false;
+    blk_drain(s->blk);
 }
 
 void ncq_disk_queue_init(NcqDisk *d)

@@ -20,6 +20,7 @@
 #include "hw/ide/ide-dev.h"
 #include "hw/qdev-properties.h"
 #include "system/block-backend.h"
+#include "migration/blocker.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -150,6 +151,9 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
 
 static void ncq_disk_release(NcqDisk *d)
 {
+    if (d->migration_blocker) {
+        migrate_del_blocker(&d->migration_blocker);
+    }
     ncq_disk_queue_cleanup(d);
     if (d->trace) {
         fclose(d->trace);
@@ -202,6 +206,16 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
             goto fail;
         }
         ncq_disk_trace_header(d);
+    }
+
+    if (d->timing) {
+        /* The queue and the drive's state have no VMState yet. */
+        error_setg(&d->migration_blocker, "ncq-disk with timing=on cannot "
+                   "be migrated or snapshotted yet (its queue and drive state "
+                   "do not move); use timing=off for that");
+        if (migrate_add_blocker(&d->migration_blocker, errp) < 0) {
+            goto fail;
+        }
     }
 
     g_free(dev->model);

@@ -22,6 +22,9 @@ typedef struct Run {
 
 static void run_add(Run *r, const NcqCompletion *c, int n)
 {
+    if (n <= 0) {
+        return;
+    }
     if (r->n + n > r->cap) {
         r->cap = (r->cap + n) * 2;
         r->c = realloc(r->c, r->cap * sizeof(*r->c));

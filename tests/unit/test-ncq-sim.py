@@ -49,6 +49,17 @@ with tempfile.TemporaryDirectory() as d:
     _, _, recs2 = records(tr2)
     check(recs2 == recs, 'replay reproduces the captured trace exactly')
 
+    # the header's model and seed are the defaults of a replay
+    tr3 = os.path.join(d, 'c.csv')
+    tr4 = os.path.join(d, 'd.csv')
+    run('--model', 'intel-530', '--seed', '7', '--count', '500',
+        '--read-ratio', '0.5', '--trace', tr3)
+    run('--replay', tr3, '--trace', tr4)
+    m3, _, r3 = records(tr3)
+    m4, _, r4 = records(tr4)
+    check(m3 == m4 and 'model=intel-530 seed=7' in m4, 'origin: ' + m4)
+    check(r3 == r4, 'replay with the header model and seed is exact')
+
     plain = os.path.join(d, 'plain.csv')
     with open(plain, 'w') as f:
         f.write('time_ns,op,lba,sectors,prio\n')

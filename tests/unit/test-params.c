@@ -132,8 +132,55 @@ static void test_file(void)
     remove(path);
 }
 
+/* Mutated parameter texts: an error or a usable model, never a crash. */
+static void test_mutations(void)
+{
+    const char *names[] = { "st3400620as", "quantum-atlas10k", "intel-530" };
+    const char junk[] = "0123456789.=#[]\n -xz";
+    uint64_t rs = 11;
+    int k, ok = 0;
+
+    for (k = 0; k < 3000; k++) {
+        const char *base = ncq_params_builtin_text(names[k % 3]);
+        size_t len = strlen(base);
+        char *t = malloc(len + 1);
+        NcqParams *p;
+        char err[256];
+        int j, edits = 1 + ncq_test_rng(&rs) % 4;
+
+        memcpy(t, base, len + 1);
+        for (j = 0; j < edits; j++) {
+            size_t pos = ncq_test_rng(&rs) % len;
+
+            t[pos] = junk[ncq_test_rng(&rs) % (sizeof(junk) - 1)];
+        }
+        if (ncq_params_parse(t, "mut.ncqm", &p, err, sizeof(err)) == 0) {
+            NcqModel *m = ncq_model_new(p, 1, err, sizeof(err));
+
+            if (m) {
+                NcqCompletion c[8];
+                int i;
+
+                for (i = 0; i < 8; i++) {
+                    ncq_test_submit(m, i, i % 2 ? NCQ_OP_WRITE : NCQ_OP_READ,
+                                    ncq_test_rng(&rs) % p->capacity, 8, 0);
+                }
+                ncq_test_drain(m, c, 8);
+                ncq_model_free(m);
+                ok++;
+            }
+            ncq_params_free(p);
+        } else {
+            CHECK(strstr(err, "mut.ncqm") != NULL, "file in '%s'", err);
+        }
+        free(t);
+    }
+    printf("mutations: %d of 3000 still gave a usable model\n", ok);
+}
+
 int main(void)
 {
+    test_mutations();
     test_errors();
     test_builtins();
     test_file();

@@ -304,8 +304,49 @@ static void test_aged(void)
     ncq_model_free(m);
 }
 
+/*
+ * Settings changed at a time apply from then on, however the model was
+ * polled before.
+ */
+static void test_settings_at(void)
+{
+    NcqCompletion a[40], b[40];
+    int run, n[2] = { 0, 0 };
+
+    for (run = 0; run < 2; run++) {
+        NcqModel *m = small_policy(NCQ_POLICY_SPTF, 8);
+        NcqCompletion *c = run ? b : a;
+        NcqSettings s;
+        char err[64];
+        int i;
+
+        for (i = 0; i < 20; i++) {
+            CHECK_EQ(ncq_test_submit(m, i, NCQ_OP_READ, (i * 397) % 1790, 8,
+                                     i), 0);
+        }
+        if (run) {
+            /* poll often before the change */
+            int64_t t;
+
+            for (t = 0; t < 30 * MS; t += 100 * US) {
+                n[run] += ncq_model_advance(m, t, c + n[run], 40 - n[run]);
+            }
+        }
+        ncq_model_get_settings(m, &s);
+        s.policy = NCQ_POLICY_FCFS;
+        CHECK_EQ(ncq_model_set_settings_at(m, &s, 30 * MS, err,
+                                           sizeof(err)), 0);
+        n[run] += ncq_test_drain(m, c + n[run], 40 - n[run]);
+        ncq_model_free(m);
+    }
+    CHECK_EQ(n[0], 20);
+    CHECK_EQ(n[1], 20);
+    CHECK(!memcmp(a, b, sizeof(a[0]) * 20), "same results");
+}
+
 int main(void)
 {
+    test_settings_at();
     test_sptf_same_track();
     test_sptf_best();
     test_sstf_clook();

@@ -30,6 +30,8 @@ typedef struct Opts {
     const char *model;
     const char *model_file;
     uint64_t seed;
+    bool model_set, seed_set;
+    char origin_model[48];
     bool set_policy, set_timeout, set_ptimeout, set_clust, set_wc, set_aw;
     NcqPolicy policy;
     int64_t timeout_ns, prio_timeout_ns;
@@ -45,6 +47,7 @@ typedef struct Opts {
     uint32_t align;
     double read_ratio;
     bool seq;
+    bool shared;        /* one sequential stream per group */
     int depth;
     long count;
     int64_t duration_ns;
@@ -201,7 +204,9 @@ static void usage(void)
 "  --size S[,S...]       request size(s) in sectors (default 8)\n"
 "  --align N             LBA alignment in sectors (default 8)\n"
 "  --read-ratio R        fraction of reads (default 1)\n"
-"  --pattern random|seq\n"
+"  --pattern random|seq|stream  random offsets, a sequential stream per\n"
+"                        client, or one stream shared by a group's clients\n"
+"                        (an asynchronous sequential reader, depth = clients)\n"
 "  --depth D             host limit on commands in the drive (default 32)\n"
 "  --count N             total requests (default 3200)\n"
 "  --duration S          stop issuing after S seconds of simulated time\n"
@@ -267,6 +272,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
         switch (c) {
         case 'm':
             o->model = optarg;
+            o->model_set = true;
             break;
         case 'M':
             o->model_file = optarg;
@@ -276,6 +282,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
             exit(0);
         case 's':
             o->seed = (uint64_t)parse_long(optarg, "--seed");
+            o->seed_set = true;
             break;
         case 'p':
             if (ncq_policy_from_name(optarg, &o->policy) < 0) {
@@ -376,10 +383,13 @@ static void opts_parse(Opts *o, int argc, char **argv)
             }
             break;
         case 'x':
-            if (strcmp(optarg, "random") && strcmp(optarg, "seq")) {
-                die("--pattern expects random or seq, not '%s'", optarg);
+            if (strcmp(optarg, "random") && strcmp(optarg, "seq") &&
+                strcmp(optarg, "stream")) {
+                die("--pattern expects random, seq or stream, not '%s'",
+                    optarg);
             }
-            o->seq = !strcmp(optarg, "seq");
+            o->seq = strcmp(optarg, "random") != 0;
+            o->shared = !strcmp(optarg, "stream");
             break;
         case 'd':
             o->depth = (int)parse_long(optarg, "--depth");
@@ -530,6 +540,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
     int64_t *next_issue;
     uint64_t *seqpos;
     int *cgroup;
+    int gfirst[MAX_GROUPS];
     HostReq *hq;
     long hq_head = 0, hq_n = 0, hq_cap, issued = 0, ri = 0;
     HostReq inflight[NCQ_MAX_TAGS + 1];
@@ -570,6 +581,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
     for (g = 0, i = 0; g < o->ngroups && !reqs; g++) {
         int k;
 
+        gfirst[g] = i;
         for (k = 0; k < groups[g].clients; k++, i++) {
             cgroup[i] = g;
             next_issue[i] = 0;
@@ -677,11 +689,14 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 h.r.prio = gr->prio;
                 h.r.sectors = sz;
                 if (o->seq) {
-                    if (seqpos[i] + sz > gr->hi) {
-                        seqpos[i] = gr->lo;
+                    /* stream: the group's clients share its first cursor */
+                    int ci = o->shared ? gfirst[cgroup[i]] : i;
+
+                    if (seqpos[ci] + sz > gr->hi) {
+                        seqpos[ci] = gr->lo;
                     }
-                    h.r.lba = seqpos[i];
-                    seqpos[i] += sz;
+                    h.r.lba = seqpos[ci];
+                    seqpos[ci] += sz;
                 } else {
                     uint64_t span = (gr->hi - gr->lo - sz) / o->align + 1;
 
@@ -881,9 +896,20 @@ int main(int argc, char **argv)
     if (o.replay) {
         char err[512];
 
+        int64_t seed;
+
         nreq = ncq_trace_load(o.replay, &reqs, err, sizeof(err));
         if (nreq < 0) {
             die("%s", err);
+        }
+        /* an ncq-trace names its model and seed: default to them */
+        ncq_trace_origin(o.replay, o.origin_model, sizeof(o.origin_model),
+                         &seed);
+        if (!o.model_set && !o.model_file && o.origin_model[0]) {
+            o.model = o.origin_model;
+        }
+        if (!o.seed_set && seed >= 0) {
+            o.seed = seed;
         }
     }
     if (o.nsweep) {

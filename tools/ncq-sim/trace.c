@@ -84,6 +84,50 @@ static int ncq_num(const char *s, int64_t *v)
     return *s ? -1 : 0;
 }
 
+/* A decimal integer at the start of @s (up to a blank or the end). */
+static int ncq_num_prefix(const char *s, int64_t *v)
+{
+    char buf[32];
+    size_t n = strcspn(s, " \r\n");
+
+    if (n == 0 || n >= sizeof(buf)) {
+        return -1;
+    }
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return ncq_num(buf, v);
+}
+
+void ncq_trace_origin(const char *path, char *model, size_t len,
+                      int64_t *seed)
+{
+    FILE *f = fopen(path, "r");
+    char line[512], *p;
+
+    model[0] = 0;
+    *seed = -1;
+    if (!f) {
+        return;
+    }
+    if (fgets(line, sizeof(line), f) &&
+        !strncmp(line, NCQ_TRACE_MAGIC, strlen(NCQ_TRACE_MAGIC))) {
+        p = strstr(line, " model=");
+        if (p) {
+            size_t n = strcspn(p + 7, " \r\n");
+
+            if (n < len) {
+                memcpy(model, p + 7, n);
+                model[n] = 0;
+            }
+        }
+        p = strstr(line, " seed=");
+        if (p && ncq_num_prefix(p + 6, seed) < 0) {
+            *seed = -1;
+        }
+    }
+    fclose(f);
+}
+
 /* arrival time, then queue length at arrival (grows within one instant) */
 static int ncq_req_cmp(const void *a, const void *b)
 {

@@ -33,5 +33,8 @@ void ncq_trace_record(FILE *f, const NcqCompletion *c);
  * Returns count or -1 with a message in err.
  */
 long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen);
+/* model=NAME and seed=N of an ncq-trace header line ("" / -1 if none) */
+void ncq_trace_origin(const char *path, char *model, size_t len,
+                      int64_t *seed);
 
 #endif

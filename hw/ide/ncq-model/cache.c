@@ -18,8 +18,24 @@ uint32_t ncq_pf_progress(const NcqModel *m, int64_t t)
     return ncq_media_done_by(m, m->pf_lba, m->pf_end_n, m->pf_first, t);
 }
 
+void ncq_cache_changed(NcqModel *m, uint64_t lo, uint64_t hi)
+{
+    if (m->chg_hi <= m->chg_lo) {
+        m->chg_lo = lo;
+        m->chg_hi = hi;
+        return;
+    }
+    if (lo < m->chg_lo) {
+        m->chg_lo = lo;
+    }
+    if (hi > m->chg_hi) {
+        m->chg_hi = hi;
+    }
+}
+
 static void ncq_seg_extend(NcqModel *m, NcqSeg *sg, uint64_t end)
 {
+    ncq_cache_changed(m, sg->end < end ? sg->end : end, end);
     sg->end = end;
     if (sg->end - sg->start > m->p.segment_sectors) {
         sg->start = sg->end - m->p.segment_sectors;
@@ -89,7 +105,7 @@ void ncq_pf_consume(NcqModel *m, int seg, uint64_t end, int64_t t)
  * completes when the read-ahead has passed its last sector.  The
  * read-ahead is lengthened to cover it when needed.
  */
-bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t)
+bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t, bool force)
 {
     NcqSeg *sg = &m->seg[m->pf_seg];
     uint64_t lba = s->cmd.lba, need;
@@ -103,7 +119,7 @@ bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t)
     need = lba + n - m->pf_lba;
     if (need > m->pf_end_n) {
         /* lengthen the read-ahead, unless commands are waiting for it */
-        if (m->nq > 0 ||
+        if ((m->nq > 0 && !force) ||
             need > (uint64_t)m->pf_n + m->p.readahead_sectors ||
             m->pf_lba + need > m->p.capacity) {
             return false;
@@ -200,6 +216,7 @@ int ncq_cache_fill(NcqModel *m, uint64_t lba, uint32_t n)
     sg = &m->seg[victim];
     sg->valid = true;
     sg->start = lba;
+    sg->end = lba;
     ncq_seg_extend(m, sg, lba + n);
     sg->lru = ++m->lru_clock;
     return victim;
@@ -272,6 +289,7 @@ bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n)
         if (e->lba + e->n == lba && e->n + n <= NCQ_DESTAGE_MAX * 64) {
             e->n += n;
             m->dirty_sectors += n;
+            ncq_cache_changed(m, lba, lba + n);
             return true;
         }
     }
@@ -282,5 +300,6 @@ bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n)
     m->dirty[m->ndirty].n = n;
     m->ndirty++;
     m->dirty_sectors += n;
+    ncq_cache_changed(m, lba, lba + n);
     return true;
 }

@@ -105,8 +105,9 @@ int64_t ncq_model_rot_wait_ns(const NcqModel *m, int64_t t, uint64_t lba)
     return ncq_rot_wait(m, t, ncq_layout_angle(m, &ph));
 }
 
-int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
-                          int64_t ts, const NcqSlot *s, int64_t *seek)
+/* Seek (+ head switch, + write settle) from (cyl, head) to @s. */
+static int64_t ncq_seek_to(const NcqModel *m, uint32_t cyl, uint32_t head,
+                           const NcqSlot *s)
 {
     uint32_t d = s->cyl > cyl ? s->cyl - cyl : cyl - s->cyl;
     int64_t sk = 0;
@@ -122,8 +123,39 @@ int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
     if (sk && s->cmd.op == NCQ_OP_WRITE) {
         sk += m->p.write_settle_ns;
     }
+    return sk;
+}
+
+int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
+                          int64_t ts, const NcqSlot *s, int64_t *seek)
+{
+    int64_t sk = ncq_seek_to(m, cyl, head, s);
+
     *seek = sk;
     return sk + ncq_rot_wait(m, ts + sk, s->angle);
+}
+
+/*
+ * The same, given pos0 = ncq_rot_pos(m, ts): one division per candidate,
+ * for the scheduler's inner loop.
+ */
+int64_t ncq_position_time_at(const NcqModel *m, uint32_t cyl, uint32_t head,
+                             uint64_t pos0, const NcqSlot *s)
+{
+    int64_t sk = ncq_seek_to(m, cyl, head, s);
+    uint64_t pos = pos0 + (uint64_t)sk * m->p.rpm, w;
+
+    if (pos >= NCQ_REV) {
+        pos -= NCQ_REV;
+        if (pos >= NCQ_REV) {
+            pos %= NCQ_REV;
+        }
+    }
+    w = s->angle >= pos ? s->angle - pos : s->angle + NCQ_REV - pos;
+    if (NCQ_REV - w < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
+        return sk;
+    }
+    return sk + (int64_t)((w + m->p.rpm - 1) / m->p.rpm);
 }
 
 static int64_t ncq_sectors_ns(const NcqModel *m, uint64_t k, uint32_t spt)

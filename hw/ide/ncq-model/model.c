@@ -98,8 +98,8 @@ void ncq_model_get_settings(const NcqModel *m, NcqSettings *s)
     *s = m->s;
 }
 
-int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
-                           char *err, size_t errlen)
+static int ncq_settings_check(const NcqModel *m, const NcqSettings *s,
+                              char *err, size_t errlen)
 {
     if ((unsigned)s->policy >= NCQ_POLICY__MAX) {
         snprintf(err, errlen, "unknown policy %d", (int)s->policy);
@@ -119,6 +119,31 @@ int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
                  m->p.name);
         return NCQ_ERR_INVAL;
     }
+    return 0;
+}
+
+int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
+                           char *err, size_t errlen)
+{
+    int rc = ncq_settings_check(m, s, err, errlen);
+
+    if (rc == 0) {
+        m->s = *s;
+    }
+    return rc;
+}
+
+static void ncq_run_to(NcqModel *m, int64_t now);
+
+int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
+                              int64_t now_ns, char *err, size_t errlen)
+{
+    int rc = ncq_settings_check(m, s, err, errlen);
+
+    if (rc < 0) {
+        return rc;
+    }
+    ncq_run_to(m, now_ns);
     m->s = *s;
     return 0;
 }
@@ -264,6 +289,24 @@ static int ncq_check(NcqModel *m, const NcqCmd *cmd)
     return 0;
 }
 
+/* A read served from the buffer at @t: overhead and bus time only. */
+void ncq_serve_hit(NcqModel *m, NcqSlot *s, int64_t t)
+{
+    int64_t st = t > m->bus_free ? t : m->bus_free;
+    int64_t bus = ncq_bus_ns(m, s->cmd.sectors);
+
+    m->bus_free = st + m->p.ovh_read_hit_ns + bus;
+    s->c.dispatch_ns = t;
+    s->c.overhead_ns = m->p.ovh_read_hit_ns + (st - t);
+    s->c.transfer_ns = bus;
+    s->c.complete_ns = m->bus_free;
+    s->c.reason = NCQ_REASON_CACHE;
+    s->c.cache_hit = true;
+    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
+    s->done_seq = ++m->done_seq;
+    m->st.sectors_read += s->cmd.sectors;
+}
+
 static void ncq_complete_now(NcqModel *m, NcqSlot *s, int64_t done,
                              int64_t ovh, int64_t xfer)
 {
@@ -340,19 +383,12 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     }
     if (cmd->op == NCQ_OP_READ && !cmd->fua &&
         ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns, &seg)) {
-        int64_t st = now_ns > m->bus_free ? now_ns : m->bus_free;
-        int64_t bus = ncq_bus_ns(m, cmd->sectors);
-
-        m->bus_free = st + m->p.ovh_read_hit_ns + bus;
-        ncq_complete_now(m, s, m->bus_free, m->p.ovh_read_hit_ns +
-                         (st - now_ns), bus);
-        s->c.cache_hit = true;
-        m->st.sectors_read += cmd->sectors;
+        ncq_serve_hit(m, s, now_ns);
         ncq_pf_consume(m, seg, cmd->lba + cmd->sectors, now_ns);
         return 0;
     }
-    if (cmd->op == NCQ_OP_READ && !cmd->fua && ncq_pf_stream_hit(m, s,
-                                                                 now_ns)) {
+    if (cmd->op == NCQ_OP_READ && !cmd->fua &&
+        ncq_pf_stream_hit(m, s, now_ns, false)) {
         return 0;
     }
     if (cmd->op == NCQ_OP_WRITE && !cmd->fua && m->s.write_cache &&
@@ -441,6 +477,25 @@ void ncq_model_reset(NcqModel *m, int64_t now_ns)
     }
     m->nq = 0;
     m->outstanding = 0;
+}
+
+uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
+{
+    uint64_t lost;
+    int i;
+
+    ncq_model_reset(m, now_ns);
+    if (m->mech == NCQ_MECH_PREFETCH) {
+        ncq_pf_stop(m, m->now);
+    }
+    m->pf_armed = false;
+    lost = m->dirty_sectors;
+    m->ndirty = 0;
+    m->dirty_sectors = 0;
+    for (i = 0; i < NCQ_MAX_SEGS; i++) {
+        m->seg[i].valid = false;
+    }
+    return lost;
 }
 
 int ncq_model_outstanding(const NcqModel *m)

@@ -123,8 +123,10 @@ struct NcqModel {
     uint32_t pf_min_cyl, pf_min_head, pf_end_cyl, pf_end_head;
     uint32_t pf_min_n;            /* sectors of the minimum read-ahead */
     uint32_t pf_end_n;            /* sectors read when it ends as planned */
-    int64_t pf_cutoff;            /* the next command was chosen among
-                                   * those here by then (INT64_MAX: all) */
+    /* the next command is chosen among those here by then (or all) */
+    int64_t pf_cutoff;
+    /* buffer contents changed within [chg_lo, chg_hi) since last check */
+    uint64_t chg_lo, chg_hi;
 
     /* write cache */
     NcqExtent dirty[NCQ_MAX_DIRTY];
@@ -161,6 +163,8 @@ uint64_t ncq_rot_pos(const NcqModel *m, int64_t t);
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle);
 int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
                           int64_t ts, const NcqSlot *s, int64_t *seek);
+int64_t ncq_position_time_at(const NcqModel *m, uint32_t cyl, uint32_t head,
+                             uint64_t pos0, const NcqSlot *s);
 int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
                             uint32_t n, int64_t t_first, uint32_t *ecyl,
                             uint32_t *ehead, const uint32_t *marks,
@@ -176,7 +180,8 @@ int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors);
 bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t,
                       int *seg);
 void ncq_pf_consume(NcqModel *m, int seg, uint64_t end, int64_t t);
-bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t);
+bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t, bool force);
+void ncq_cache_changed(NcqModel *m, uint64_t lo, uint64_t hi);
 int ncq_cache_fill(NcqModel *m, uint64_t lba, uint32_t n);
 void ncq_cache_invalidate(NcqModel *m, uint64_t lba, uint32_t n);
 bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);
@@ -194,7 +199,7 @@ void ncq_ssd_init(NcqModel *m);
 void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now);
 
 /* model.c */
-void ncq_slot_finish(NcqModel *m, NcqSlot *s);
+void ncq_serve_hit(NcqModel *m, NcqSlot *s, int64_t t);
 
 /* params.c / builtin.c */
 extern const char *const ncq_builtin_names[];

@@ -406,6 +406,33 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (p->bus_bytes_per_s < 1000000) {
         BAD("%s: bus_mb_s must be at least 1", p->name);
     }
+    {
+        /* keep every product of time and distance far from overflow */
+        const int64_t times[] = {
+            p->seek_a_ns, p->seek_b_ns, p->seek_c_ns, p->seek_e_ns,
+            p->head_switch_ns, p->write_settle_ns, p->seek_jitter_ns,
+            p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
+            p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
+            p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
+        };
+
+        for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+            if (times[i] < 0 || times[i] > 10000000000LL) {
+                BAD("%s: times must be within 0..10 s", p->name);
+            }
+        }
+        for (i = 0; i < p->seek_npoints; i++) {
+            if (p->seek_points[i].ns > 10000000000LL ||
+                p->seek_points[i].dist > 10000000) {
+                BAD("%s: seek points must be within 10 s and 10,000,000 "
+                    "cylinders", p->name);
+            }
+        }
+        if (p->starvation_timeout_ns > 3600000000000LL ||
+            p->prio_timeout_ns > 3600000000000LL) {
+            BAD("%s: time-outs must be within an hour", p->name);
+        }
+    }
     if (p->kind == NCQ_KIND_SSD) {
         if (p->channels < 1 || p->channels > NCQ_SSD_MAX_CH ||
             p->dies_per_channel < 1 ||
@@ -429,6 +456,9 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (p->rpm < 1000 || p->rpm > 30000) {
         BAD("%s: rpm must be 1000..30000", p->name);
     }
+    if (p->cylinders > 10000000 || p->seek_x > 10000000) {
+        BAD("%s: at most 10,000,000 cylinders", p->name);
+    }
     if (p->heads < 1 || p->heads > 255) {
         BAD("%s: heads must be 1..255", p->name);
     }
@@ -440,6 +470,9 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
         uint32_t expect = i ? p->zones[i - 1].cyl_start +
                           p->zones[i - 1].cyl_count : 0;
 
+        if (z->cyl_count > 10000000 || expect > 10000000) {
+            BAD("%s: at most 10,000,000 cylinders", p->name);
+        }
         if (z->cyl_start != expect || z->cyl_count == 0) {
             BAD("%s: zone %u must start at cylinder %u and be non-empty",
                 p->name, i, expect);

@@ -9,6 +9,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <string.h>
 #include "ncq-int.h"
 
 static int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
@@ -153,14 +154,17 @@ int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     default: {
         int64_t dec = m->p.sched_eval_ns * ncand;
         int64_t be = INT64_MAX, bp = INT64_MAX;
+        /* rotational position when the seek can start, per op type */
+        uint64_t p_rd = ncq_rot_pos(m, t + dec + m->p.ovh_read_miss_ns);
+        uint64_t p_wr = ncq_rot_pos(m, t + dec + m->p.ovh_write_ns);
 
         *decide_ns = dec;
         for (i = 0; i < ncand; i++) {
             NcqSlot *q = &m->slot[cand[i]];
-            int64_t sk, eff;
-            int64_t pos = ncq_position_time(m, m->cur_cyl, m->cur_head,
-                                            t + dec + ncq_cmd_overhead(m, q),
-                                            q, &sk);
+            int64_t eff;
+            int64_t pos = ncq_position_time_at(m, m->cur_cyl, m->cur_head,
+                                               q->cmd.op == NCQ_OP_WRITE ?
+                                               p_wr : p_rd, q);
 
             if (pos < bp) {
                 bp = pos;
@@ -243,7 +247,6 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
     NcqSlot tmp;
     NcqPhys ph;
     int64_t sk, pos;
-    uint32_t ec, eh;
 
     m->pf_armed = false;
     if (lba >= m->p.capacity || !m->seg[m->pf_seg].valid ||
@@ -459,6 +462,119 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     }
 }
 
+/* Queued reads whose data reached the buffer since they arrived. */
+static void ncq_serve_cached(NcqModel *m, int64_t t)
+{
+    int i = 0, seg;
+
+    if (m->chg_hi <= m->chg_lo) {
+        return;
+    }
+    while (i < m->nq) {
+        int idx = m->qorder[i];
+        NcqSlot *q = &m->slot[idx];
+
+        if (q->cmd.op == NCQ_OP_READ && !q->cmd.fua &&
+            q->cmd.lba < m->chg_hi && q->cmd.lba + q->cmd.sectors > m->chg_lo &&
+            ncq_cache_lookup(m, q->cmd.lba, q->cmd.sectors, t, &seg)) {
+            ncq_q_remove(m, idx);
+            ncq_serve_hit(m, q, t);
+            continue;
+        }
+        i++;
+    }
+    m->chg_lo = m->chg_hi = 0;
+}
+
+/*
+ * Queued reads that continue the data just read under the head are served
+ * by reading on (as a read-ahead) instead of as new accesses, which would
+ * lose a revolution to the command overhead.  Not when a time-out is due,
+ * and under FCFS only for the oldest command.
+ */
+static bool ncq_serve_stream(NcqModel *m, int64_t t)
+{
+    const NcqSettings *s = &m->s;
+    int i, sg = -1, best = -1;
+    bool any = false;
+
+    if (m->p.readahead_sectors == 0 || m->nq == 0 ||
+        m->last_lba_end >= m->p.capacity) {
+        return false;
+    }
+    if (s->starvation_timeout_ns > 0 &&
+        t - m->slot[m->qorder[0]].c.arrival_ns >= s->starvation_timeout_ns) {
+        return false;
+    }
+    for (i = 0; i < NCQ_MAX_SEGS && i < (int)m->p.cache_segments; i++) {
+        if (m->seg[i].valid && m->seg[i].end == m->last_lba_end) {
+            sg = i;
+            break;
+        }
+    }
+    if (sg < 0) {
+        return false;
+    }
+    for (i = 0; i < m->nq; i++) {
+        NcqSlot *q = &m->slot[m->qorder[i]];
+
+        if (q->cmd.op != NCQ_OP_READ || q->cmd.fua || !q->cmd.queued ||
+            (s->honour_prio && s->prio_timeout_ns > 0 && q->cmd.prio &&
+             t - q->c.arrival_ns >= s->prio_timeout_ns)) {
+            continue;
+        }
+        if (q->cmd.lba >= m->seg[sg].start &&
+            q->cmd.lba <= m->seg[sg].end &&
+            q->cmd.lba + q->cmd.sectors - m->seg[sg].end <=
+            m->p.readahead_sectors &&
+            (best < 0 || q->cmd.lba < m->slot[best].cmd.lba)) {
+            best = m->qorder[i];
+        }
+    }
+    if (best < 0 ||
+        (s->policy == NCQ_POLICY_FCFS && best != m->qorder[0])) {
+        return false;
+    }
+    m->pf_seg = sg;
+    m->pf_armed = true;
+    ncq_q_remove(m, best);
+    ncq_start_prefetch(m, t);
+    if (m->mech != NCQ_MECH_PREFETCH ||
+        !ncq_pf_stream_hit(m, &m->slot[best], t, true)) {
+        /* cannot happen: undo, put it back in arrival order */
+        ncq_pf_stop(m, t);
+        m->qorder[m->nq++] = best;
+        for (i = m->nq - 1; i > 0 &&
+             m->slot[m->qorder[i - 1]].seq > m->slot[best].seq; i--) {
+            m->qorder[i] = m->qorder[i - 1];
+            m->qorder[i - 1] = best;
+        }
+        return false;
+    }
+    any = true;
+    /* more queued continuations ride on the same read-ahead */
+    i = 0;
+    while (i < m->nq) {
+        int idx = m->qorder[i];
+        NcqSlot *q = &m->slot[idx];
+
+        if (q->cmd.op == NCQ_OP_READ && !q->cmd.fua && q->cmd.queued &&
+            q->cmd.lba >= m->pf_lba && q->cmd.lba <= m->pf_lba + m->pf_n) {
+            ncq_q_remove(m, idx);
+            if (ncq_pf_stream_hit(m, q, t, true)) {
+                continue;
+            }
+            /* too far ahead: back in the queue (it was at position i) */
+            memmove(&m->qorder[i + 1], &m->qorder[i],
+                    (m->nq - i) * sizeof(m->qorder[0]));
+            m->qorder[i] = idx;
+            m->nq++;
+        }
+        i++;
+    }
+    return any;
+}
+
 void ncq_mech_decide(NcqModel *m, int64_t t)
 {
     for (;;) {
@@ -467,6 +583,10 @@ void ncq_mech_decide(NcqModel *m, int64_t t)
         int idx;
 
         if (m->mech != NCQ_MECH_IDLE) {
+            return;
+        }
+        ncq_serve_cached(m, t);
+        if (ncq_serve_stream(m, t)) {
             return;
         }
         if (m->pf_armed && (m->nq == 0 || m->p.min_readahead_sectors)) {

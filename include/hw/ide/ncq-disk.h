@@ -65,8 +65,12 @@ struct NcqDisk {
     NcqDiskReq reqs[NCQ_DISK_MAX_DEPTH];
     NcqDiskErrorLog errlog;
     bool ncq_halted;        /* NCQ error reported, log 10h not read yet */
+    bool held;              /* a non-queued command waits for its deadline */
+    uint8_t held_cmd;
+    bool passthrough;       /* re-executing the held command */
     uint64_t guest_errors;  /* commands failed for the guest's mistakes */
     uint64_t host_waits;    /* deadlines that had to wait for host I/O */
+    Error *migration_blocker;
 };
 
 /* ncq-disk-queue.c */
@@ -78,9 +82,15 @@ void ncq_disk_ncq_cancel(IDEDevice *dev);
 void ncq_disk_nonqueued_error(NcqDisk *d);
 int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_trace_header(NcqDisk *d);
+void ncq_disk_arm_timer(NcqDisk *d);
 
-/* ncq-disk-log.c */
+void ncq_disk_run_held(NcqDisk *d);
+
+/* ncq-disk-cmd.c */
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete);
+
+/* ncq-disk-log.c */
+bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
 
 #endif

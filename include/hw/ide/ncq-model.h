@@ -134,8 +134,8 @@ typedef struct NcqParams {
     uint32_t cache_segments;
     uint32_t segment_sectors;
     uint32_t readahead_sectors;
-    uint32_t min_readahead_sectors;  /* read on after a miss, even with
-                                      * commands waiting */
+    /* read on after a miss even with commands waiting */
+    uint32_t min_readahead_sectors;
     uint32_t write_cache_sectors; /* room for dirty data */
     bool write_cache;             /* default setting */
 
@@ -270,8 +270,16 @@ void ncq_model_free(NcqModel *m);
 const NcqParams *ncq_model_params(const NcqModel *m);
 
 void ncq_model_get_settings(const NcqModel *m, NcqSettings *s);
+/*
+ * New settings apply from the next firmware decision after the last
+ * instant the model processed (last submit/advance).  To apply them at a
+ * given time independently of how the caller polled, use the _at variant,
+ * which first processes every event up to @now_ns.
+ */
 int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
                            char *err, size_t errlen);
+int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
+                              int64_t now_ns, char *err, size_t errlen);
 
 int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns);
 int64_t ncq_model_next_event(NcqModel *m);
@@ -283,6 +291,13 @@ int ncq_model_advance(NcqModel *m, int64_t now_ns,
  * later, as a real drive keeps its buffer across a COMRESET.
  */
 void ncq_model_reset(NcqModel *m, int64_t now_ns);
+/*
+ * Power loss at @now_ns: like a reset, and the buffer is lost too (read
+ * cache, read-ahead, dirty data of the write cache).  Returns the number
+ * of dirty sectors that never reached the media.  The model does not hold
+ * data: a device that wants to emulate the loss must act on this itself.
+ */
+uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns);
 
 void ncq_model_stats(const NcqModel *m, NcqStats *st);
 void ncq_model_stats_clear(NcqModel *m);

@@ -1,0 +1,107 @@
+/*
+ * ncq-disk: non-queued commands
+ *
+ * Commands the generic IDE table does not know (READ LOG EXT) are served
+ * here; media commands (reads, writes, FLUSH CACHE) are held busy until
+ * the model's deadline and then carried out by the generic handlers, with
+ * their host I/O finished inside the deadline's timer callback so that
+ * virtual time does not depend on the host.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/timer.h"
+#include "system/block-backend.h"
+#include "ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+
+#define ATA_CMD_READ_LOG_EXT    0x2f
+
+/* Decode a non-queued media command; false if it is none. */
+static bool ncq_disk_media_cmd(IDEState *s, uint8_t cmd, NcqCmd *mc)
+{
+    bool lba48 = false;
+    uint32_t count;
+
+    *mc = (NcqCmd) { .op = NCQ_OP_READ, .id = NCQ_ID_NONQUEUED };
+    switch (cmd) {
+    case WIN_READ_EXT:
+    case WIN_READDMA_EXT:
+    case WIN_MULTREAD_EXT:
+        lba48 = true;
+        break;
+    case WIN_READ:
+    case WIN_READDMA:
+    case WIN_MULTREAD:
+        break;
+    case WIN_WRITE_EXT:
+    case WIN_WRITEDMA_EXT:
+    case WIN_MULTWRITE_EXT:
+        lba48 = true;
+        mc->op = NCQ_OP_WRITE;
+        break;
+    case WIN_WRITE:
+    case WIN_WRITEDMA:
+    case WIN_MULTWRITE:
+        mc->op = NCQ_OP_WRITE;
+        break;
+    case WIN_FLUSH_CACHE:
+    case WIN_FLUSH_CACHE_EXT:
+        mc->op = NCQ_OP_FLUSH;
+        return true;
+    default:
+        return false;
+    }
+    if (!(s->select & (1 << 6))) {
+        return false;           /* CHS addressing: leave it to the core */
+    }
+    if (lba48) {
+        mc->lba = ((uint64_t)s->hob_hcyl << 40) |
+                  ((uint64_t)s->hob_lcyl << 32) |
+                  ((uint64_t)s->hob_sector << 24) |
+                  ((uint64_t)s->hcyl << 16) | (s->lcyl << 8) | s->sector;
+        count = (s->hob_nsector << 8) | s->nsector;
+        mc->sectors = count ? count : 65536;
+    } else {
+        mc->lba = ((uint64_t)(s->select & 0x0f) << 24) |
+                  ((uint64_t)s->hcyl << 16) | (s->lcyl << 8) | s->sector;
+        count = s->nsector & 0xff;
+        mc->sectors = count ? count : 256;
+    }
+    return mc->lba + mc->sectors <= s->nb_sectors;
+}
+
+bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
+                       bool *complete)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    NcqCmd mc;
+
+    if (d->passthrough) {
+        return false;
+    }
+    if (ncq_disk_outstanding(d)) {
+        ncq_disk_nonqueued_error(d);
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    if (cmd == ATA_CMD_READ_LOG_EXT) {
+        *complete = ncq_disk_read_log(d, s);
+        return true;
+    }
+    if (!d->timing || !ncq_disk_media_cmd(s, cmd, &mc) ||
+        ncq_model_submit(d->model, &mc,
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) < 0) {
+        return false;           /* the generic handler, at once */
+    }
+    /* Busy until the model's deadline; ncq_disk_run_held() then. */
+    d->held = true;
+    d->held_cmd = cmd;
+    ncq_disk_arm_timer(d);
+    *complete = false;
+    return true;
+}
