@@ -441,8 +441,6 @@ def test_write_cache_fsync_and_verify(boots):
 # 6 ---------------------------------------------------------------------
 
 
-MODEL_FILE_BUG = ("device bug: the error is '/nonexistent: cannot open', "
-                  "naming neither the property nor the cause (errno)")
 BAD = [
     # property value, words the one stderr line must contain
     pytest.param("queue-depth=0", ["queue-depth=0", "use 1 to 32"]),
@@ -458,8 +456,7 @@ BAD = [
                  ["trace file '/nonexistent/dir/t.csv'", "No such file"]),
     pytest.param("model-file={tmp}/bad.ncqm",
                  ["{tmp}/bad.ncqm:2:", "'no_such_key'", "unknown key"]),
-    pytest.param("model-file=/nonexistent", ["model-file", "No such file"],
-                 marks=pytest.mark.xfail(strict=True, reason=MODEL_FILE_BUG)),
+    pytest.param("model-file=/nonexistent", ["model-file", "No such file"]),
 ]
 BAD = [pytest.param(*b.values, marks=b.marks, id=b.values[0]) for b in BAD]
 

@@ -127,9 +127,14 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
     char err[512];
 
     if (d->model_file) {
+        if (access(d->model_file, R_OK) < 0) {
+            error_setg_errno(errp, errno, "model-file=%s cannot be read",
+                             d->model_file);
+            return false;
+        }
         if (ncq_params_load_file(d->model_file, &d->params,
                                  err, sizeof(err)) < 0) {
-            error_setg(errp, "%s", err);
+            error_setg(errp, "model-file: %s", err);
             return false;
         }
     } else {
