@@ -56,7 +56,7 @@ def main():
         files={"job.fio": JOB.format(size=a.disk_size, depth=a.depth,
                                      ios=a.ios)},
         collect=("/sys/block/sda/device/model",
-                 "/sys/block/sda/device/rev",
+                 "/sys/class/ata_device/dev1.0/id",
                  "/sys/block/sda/device/queue_depth",
                  "/sys/block/sda/size"))
     print(f"ncq-disk demo: booting {guest.image.name} on -device {device} "
@@ -75,9 +75,14 @@ def main():
     pct = lat.get("percentile", {})
     guest_s = res.fio["jobs"][0]["job_runtime"] / 1000
     size_gib = int(c["/sys/block/sda/size"]) * 512 / 2**30
+    # IDENTIFY words 23-26: firmware revision (sysfs 'rev' is SCSI's
+    # 4-character field, which libata fills from its last characters)
+    words = [int(w, 16) for w in c["/sys/class/ata_device/dev1.0/id"].split()]
+    firmware = b"".join(w.to_bytes(2, "big") for w in words[23:27]).decode(
+        "ascii", "replace").strip()
     print(f"guest kernel:  {out.get('kernel', '?')}")
     print(f"guest saw:     /dev/sda model {c['/sys/block/sda/device/model']}"
-          f", firmware {c['/sys/block/sda/device/rev']}, "
+          f", firmware {firmware}, "
           f"{size_gib:.1f} GiB, queue_depth "
           f"{c['/sys/block/sda/device/queue_depth']}, scheduler "
           f"{out.get('scheduler', '?')}")

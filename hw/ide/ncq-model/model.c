@@ -408,6 +408,13 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     }
     ncq_slot_state(m, s, NCQ_SLOT_QUEUED);
     m->qorder[m->nq++] = idx;
+    if (cmd->op == NCQ_OP_READ && !cmd->fua && cmd->queued) {
+        m->rd_lo[idx] = cmd->lba;
+        m->rd_hi[idx] = cmd->lba + cmd->sectors;
+    } else {
+        m->rd_lo[idx] = UINT64_MAX;
+        m->rd_hi[idx] = 0;
+    }
     if (m->mech == NCQ_MECH_PREFETCH) {
         if (now_ns >= m->pf_min_end) {
             ncq_pf_stop(m, now_ns);

@@ -93,6 +93,8 @@ struct NcqModel {
     NcqSlot slot[NCQ_SLOTS];
     uint64_t mask[4];             /* slots in each NcqSlotState */
     int qorder[NCQ_SLOTS];        /* queued slots, arrival order */
+    /* per slot: [rd_lo, rd_hi) of a queued buffered read, else empty */
+    uint64_t rd_lo[NCQ_SLOTS], rd_hi[NCQ_SLOTS];
     int nq;
     int outstanding;
     uint64_t seq;

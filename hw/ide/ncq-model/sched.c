@@ -474,8 +474,7 @@ static void ncq_serve_cached(NcqModel *m, int64_t t)
         int idx = m->qorder[i];
         NcqSlot *q = &m->slot[idx];
 
-        if (q->cmd.op == NCQ_OP_READ && !q->cmd.fua &&
-            q->cmd.lba < m->chg_hi && q->cmd.lba + q->cmd.sectors > m->chg_lo &&
+        if (m->rd_lo[idx] < m->chg_hi && m->rd_hi[idx] > m->chg_lo &&
             ncq_cache_lookup(m, q->cmd.lba, q->cmd.sectors, t, &seg)) {
             ncq_q_remove(m, idx);
             ncq_serve_hit(m, q, t);
@@ -496,6 +495,7 @@ static bool ncq_serve_stream(NcqModel *m, int64_t t)
 {
     const NcqSettings *s = &m->s;
     int i, sg = -1, best = -1;
+    uint64_t lo, hi;
     bool any = false;
 
     if (m->p.readahead_sectors == 0 || m->nq == 0 ||
@@ -515,21 +515,23 @@ static bool ncq_serve_stream(NcqModel *m, int64_t t)
     if (sg < 0) {
         return false;
     }
+    lo = m->seg[sg].start;
+    hi = m->seg[sg].end;
     for (i = 0; i < m->nq; i++) {
-        NcqSlot *q = &m->slot[m->qorder[i]];
+        int idx = m->qorder[i];
+        NcqSlot *q;
 
-        if (q->cmd.op != NCQ_OP_READ || q->cmd.fua || !q->cmd.queued ||
-            (s->honour_prio && s->prio_timeout_ns > 0 && q->cmd.prio &&
-             t - q->c.arrival_ns >= s->prio_timeout_ns)) {
+        if (m->rd_lo[idx] < lo || m->rd_lo[idx] > hi ||
+            m->rd_hi[idx] - hi > m->p.readahead_sectors ||
+            (best >= 0 && m->rd_lo[idx] >= m->rd_lo[best])) {
             continue;
         }
-        if (q->cmd.lba >= m->seg[sg].start &&
-            q->cmd.lba <= m->seg[sg].end &&
-            q->cmd.lba + q->cmd.sectors - m->seg[sg].end <=
-            m->p.readahead_sectors &&
-            (best < 0 || q->cmd.lba < m->slot[best].cmd.lba)) {
-            best = m->qorder[i];
+        q = &m->slot[idx];
+        if (s->honour_prio && s->prio_timeout_ns > 0 && q->cmd.prio &&
+            t - q->c.arrival_ns >= s->prio_timeout_ns) {
+            continue;
         }
+        best = idx;
     }
     if (best < 0 ||
         (s->policy == NCQ_POLICY_FCFS && best != m->qorder[0])) {
