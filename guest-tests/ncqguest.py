@@ -32,7 +32,8 @@ ICOUNT = "shift=3,sleep=off,align=off"
 # -rtc clock=vm alone starts the guest's RTC at the host's current date, so
 # two runs started in different seconds boot differently (different
 # instruction counts, hence different virtual times).  Pass
-# Guest(rtc_base=FIXED_RTC_BASE) for runs that must be byte-identical.
+# The guest's clock starts at this date (the default), so that runs are
+# byte-identical whatever the host's date; rtc_base=None takes the host's.
 FIXED_RTC_BASE = "2026-01-01T00:00:00"
 
 
@@ -150,7 +151,7 @@ class Guest:
 
     def __init__(self, workdir, device="ncq-disk,model=st3400620as",
                  disk_size="1G", disk=None, extra_args=(), memory="512M",
-                 timeout_s=300, icount=True, rtc_base=None):
+                 timeout_s=300, icount=True, rtc_base=FIXED_RTC_BASE):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.device = device

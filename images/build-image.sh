@@ -92,15 +92,15 @@ need dpkg-query dpkg
 need dpkg-deb dpkg
 need depmod kmod
 [ -n "$USER_KERNEL" ] || { need apt-get apt; need apt-cache apt; }
-cpio --help 2>/dev/null | grep -q -- --reproducible \
+cpio --help 2>/dev/null | grep -- --reproducible >/dev/null \
     || die "cpio has no --reproducible (need GNU cpio >= 2.12): install Debian package cpio"
 for p in busybox-static kmod fio; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' \
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null \
         || die "Debian package $p is not installed: run scripts/install-deps.sh (or apt-get install $p)"
 done
 BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] || die "$BUSYBOX missing: reinstall Debian package busybox-static"
-dpkg-query -S "$BUSYBOX" 2>/dev/null | grep -q '^busybox-static:' \
+dpkg-query -S "$BUSYBOX" 2>/dev/null | grep '^busybox-static:' >/dev/null \
     || die "$BUSYBOX is not from busybox-static (a dynamic busybox would need its libraries): apt-get install busybox-static"
 [ -f "$INIT_SRC" ] || die "$INIT_SRC missing"
 progs=()

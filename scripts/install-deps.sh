@@ -34,7 +34,7 @@ fi
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "ok installed" >/dev/null \
         || missing+=("$p")
 done
 # The source index must exist even when every package is installed.

@@ -81,6 +81,11 @@ with tempfile.TemporaryDirectory() as d:
             '--policy', 'aged-sptf', '--aging-weight', '0.5', '--quiet')
     check(p.returncode == 0, 'client groups: ' + p.stderr)
 
+    p = run('--model', 'intel-530', '--group', '4:0:50%:size=8:read=1',
+            '--group', '4:50%:100%:size=256:read=0:stream', '--count', '2000')
+    lines = [l for l in p.stdout.splitlines() if l.startswith('group')]
+    check(len(lines) == 2 and 'MB/s' in lines[0], 'per-group figures')
+
     for model in ['intel-530', 'quantum-atlas10k']:
         p = run('--model', model, '--count', '300', '--read-ratio', '0.5',
                 '--size', '8,64,256', '--pattern', 'seq', '--quiet')
@@ -88,7 +93,9 @@ with tempfile.TemporaryDirectory() as d:
 
     bad = [['--depth', '99'], ['--policy', 'elevator'], ['--model', 'nope'],
            ['--size', '0'], ['--read-ratio', '2'], ['--lba-range', '5'],
-           ['--group', 'x'], ['--model-file', '/nonexistent'],
+           ['--group', 'x'], ['--group', '1:0:10:size=0'],
+           ['--group', '1:0:10:read=3'], ['--group', '1:0:10:what'],
+           ['--model-file', '/nonexistent'],
            ['--replay', '/nonexistent'], ['--frobnicate'], ['extra']]
     for args in bad:
         p = run(*args, ok=False)

@@ -24,6 +24,10 @@ typedef struct Group {
     char lo_s[32], hi_s[32];
     uint64_t lo, hi;            /* sector range [lo, hi) */
     bool prio;
+    uint32_t size;              /* 0: the global --size list */
+    bool has_read;
+    double read;
+    int pattern;                /* -1 global, 0 random, 1 seq, 2 stream */
 } Group;
 
 typedef struct Opts {
@@ -67,6 +71,8 @@ typedef struct Result {
     int *grp;
     long nlat, caplat;
     int ngroups;
+    long gdone[MAX_GROUPS];
+    uint64_t gsect[MAX_GROUPS];
     NcqStats st;
 } Result;
 
@@ -197,7 +203,8 @@ static void usage(void)
 "workload (closed loop):\n"
 "  --clients N           clients of the default group (default 32)\n"
 "  --lba-range LO:HI     range of the default group (sectors or %%)\n"
-"  --group N:LO:HI[:prio] add a client group (repeatable)\n"
+"  --group N:LO:HI[:OPT...] add a client group (repeatable); OPT: prio,\n"
+"                        size=S, read=R, random, seq, stream\n"
 "  --think-ns NS         think time between a completion and the next issue\n"
 "  --host-delay-ns NS    host turnaround: a completion frees a drive slot for\n"
 "                        the host queue NS later (default 0)\n"
@@ -252,7 +259,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
     };
     int c, default_clients = 32;
     bool range_set = false;
-    Group def = { 0 };
+    Group def = { .pattern = -1 };
     char *end;
 
     memset(o, 0, sizeof(*o));
@@ -327,28 +334,52 @@ static void opts_parse(Opts *o, int argc, char **argv)
             break;
         case 'g': {
             Group *g;
-            char buf[128], *f[4], *save = NULL;
-            int nf = 0;
+            char buf[160], *f[10], *save = NULL, *tok;
+            int nf = 0, k;
 
             if (o->ngroups == MAX_GROUPS) {
                 die("too many --group options%s", "");
             }
             g = &o->group[o->ngroups++];
+            memset(g, 0, sizeof(*g));
+            g->pattern = -1;
             snprintf(buf, sizeof(buf), "%s", optarg);
-            for (f[nf] = strtok_r(buf, ":", &save); f[nf] && nf < 4;
-                 f[++nf < 4 ? nf : 3] = strtok_r(NULL, ":", &save)) {
-                if (nf == 3) {
-                    nf++;
-                    break;
-                }
+            for (tok = strtok_r(buf, ":", &save); tok && nf < 10;
+                 tok = strtok_r(NULL, ":", &save)) {
+                f[nf++] = tok;
             }
-            if (nf < 3 || nf > 4 || (nf == 4 && strcmp(f[3], "prio"))) {
-                die("--group expects N:LO:HI[:prio], not '%s'", optarg);
+            if (nf < 3 || tok) {
+                die("--group expects N:LO:HI[:prio][:size=S][:read=R]"
+                    "[:random|seq|stream], not '%s'", optarg);
             }
             g->clients = (int)parse_long(f[0], "--group clients");
             snprintf(g->lo_s, sizeof(g->lo_s), "%s", f[1]);
             snprintf(g->hi_s, sizeof(g->hi_s), "%s", f[2]);
-            g->prio = nf == 4;
+            for (k = 3; k < nf; k++) {
+                if (!strcmp(f[k], "prio")) {
+                    g->prio = true;
+                } else if (!strncmp(f[k], "size=", 5)) {
+                    g->size = (uint32_t)parse_long(f[k] + 5, "--group size");
+                    if (g->size < 1 || g->size > NCQ_MAX_SECTORS) {
+                        die("--group size must be 1..65536%s", "");
+                    }
+                } else if (!strncmp(f[k], "read=", 5)) {
+                    g->read = strtod(f[k] + 5, &end);
+                    if (*end || end == f[k] + 5 || g->read < 0 ||
+                        g->read > 1) {
+                        die("--group read= expects 0..1, not '%s'", f[k]);
+                    }
+                    g->has_read = true;
+                } else if (!strcmp(f[k], "random")) {
+                    g->pattern = 0;
+                } else if (!strcmp(f[k], "seq")) {
+                    g->pattern = 1;
+                } else if (!strcmp(f[k], "stream")) {
+                    g->pattern = 2;
+                } else {
+                    die("--group: unknown option '%s'", f[k]);
+                }
+            }
             if (g->clients < 1) {
                 die("--group needs at least one client%s", "");
             }
@@ -515,6 +546,8 @@ static void result_add(Result *r, int64_t lat, const NcqCompletion *c,
         }
     }
     r->grp[r->nlat] = group;
+    r->gdone[group]++;
+    r->gsect[group] += c->sectors;
     r->lat[r->nlat] = lat;
     r->dlat[r->nlat] = c->complete_ns - c->arrival_ns;
     r->delay[r->nlat] = c->delay_count;
@@ -669,6 +702,8 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 const Group *gr;
                 HostReq h;
                 uint32_t sz;
+                double rr;
+                bool gseq, gshared;
 
                 if (next_issue[i] != t || (o->count && issued >= o->count) ||
                     (o->duration_ns && t >= o->duration_ns)) {
@@ -676,21 +711,27 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 }
                 gr = &groups[cgroup[i]];
                 sz = o->sizes[rng_below(&wrng, o->nsizes)];
+                if (gr->size) {
+                    sz = gr->size;
+                }
+                rr = gr->has_read ? gr->read : o->read_ratio;
+                gseq = gr->pattern >= 0 ? gr->pattern > 0 : o->seq;
+                gshared = gr->pattern >= 0 ? gr->pattern == 2 : o->shared;
                 if (sz > gr->hi - gr->lo) {
                     sz = gr->hi - gr->lo;
                 }
                 h.client = i;
                 h.issue = t;
                 h.r.t = t;
-                h.r.op = (o->read_ratio >= 1.0 ||
+                h.r.op = (rr >= 1.0 ||
                           (rng_next(&wrng) >> 11) * (1.0 / 9007199254740992.0)
-                          < o->read_ratio) ? NCQ_OP_READ : NCQ_OP_WRITE;
+                          < rr) ? NCQ_OP_READ : NCQ_OP_WRITE;
                 h.r.fua = false;
                 h.r.prio = gr->prio;
                 h.r.sectors = sz;
-                if (o->seq) {
+                if (gseq) {
                     /* stream: the group's clients share its first cursor */
-                    int ci = o->shared ? gfirst[cgroup[i]] : i;
+                    int ci = gshared ? gfirst[cgroup[i]] : i;
 
                     if (seqpos[ci] + sz > gr->hi) {
                         seqpos[ci] = gr->lo;
@@ -824,9 +865,13 @@ static void summarize(const Opts *o, int depth, Result *r, bool row)
             }
             qsort(tmp, k, sizeof(*tmp), cmp64);
             printf("group %d      %d client(s) %s..%s%s: %ld commands, "
-                   "latency ms mean %.2f p50 %.2f p99 %.2f max %.2f\n", b,
+                   "%.1f IOPS %.2f MB/s, latency ms mean %.2f p50 %.2f "
+                   "p99 %.2f max %.2f\n", b,
                    o->group[b].clients, o->group[b].lo_s, o->group[b].hi_s,
-                   o->group[b].prio ? " prio" : "", k, k ? gm / k : 0,
+                   o->group[b].prio ? " prio" : "", k,
+                   secs > 0 ? r->gdone[b] / secs : 0,
+                   secs > 0 ? r->gsect[b] * 512 / 1e6 / secs : 0,
+                   k ? gm / k : 0,
                    pct(tmp, k, 0.5), pct(tmp, k, 0.99), pct(tmp, k, 1.0));
         }
         free(tmp);

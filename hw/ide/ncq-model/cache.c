@@ -20,16 +20,30 @@ uint32_t ncq_pf_progress(const NcqModel *m, int64_t t)
 
 void ncq_cache_changed(NcqModel *m, uint64_t lo, uint64_t hi)
 {
-    if (m->chg_hi <= m->chg_lo) {
-        m->chg_lo = lo;
-        m->chg_hi = hi;
+    int i;
+
+    if (hi <= lo) {
         return;
     }
-    if (lo < m->chg_lo) {
-        m->chg_lo = lo;
+    for (i = 0; i < m->nchg; i++) {
+        if (lo <= m->chg_hi[i] && hi >= m->chg_lo[i]) {
+            break;          /* overlapping or adjacent: merge */
+        }
     }
-    if (hi > m->chg_hi) {
-        m->chg_hi = hi;
+    if (i == m->nchg) {
+        if (m->nchg < NCQ_CHG_RANGES) {
+            m->chg_lo[m->nchg] = lo;
+            m->chg_hi[m->nchg] = hi;
+            m->nchg++;
+            return;
+        }
+        i = NCQ_CHG_RANGES - 1;     /* full: widen the last one */
+    }
+    if (lo < m->chg_lo[i]) {
+        m->chg_lo[i] = lo;
+    }
+    if (hi > m->chg_hi[i]) {
+        m->chg_hi[i] = hi;
     }
 }
 

@@ -520,11 +520,12 @@ void ncq_model_stats_clear(NcqModel *m)
     memset(&m->st, 0, sizeof(m->st));
 }
 
-int ncq_model_queue_list(const NcqModel *m, int64_t now_ns,
+int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
                          NcqQueueEntry *out, int max)
 {
     int order[NCQ_SLOTS], n = 0, i, j;
 
+    ncq_run_to(m, now_ns);
     for (i = 0; i < NCQ_SLOTS; i++) {
         if (m->slot[i].state == NCQ_SLOT_QUEUED ||
             m->slot[i].state == NCQ_SLOT_SERVICE) {

@@ -127,8 +127,10 @@ struct NcqModel {
     uint32_t pf_end_n;            /* sectors read when it ends as planned */
     /* the next command is chosen among those here by then (or all) */
     int64_t pf_cutoff;
-    /* buffer contents changed within [chg_lo, chg_hi) since last check */
-    uint64_t chg_lo, chg_hi;
+    /* buffer contents changed within these ranges since the last check */
+#define NCQ_CHG_RANGES 4
+    int nchg;
+    uint64_t chg_lo[NCQ_CHG_RANGES], chg_hi[NCQ_CHG_RANGES];
 
     /* write cache */
     NcqExtent dirty[NCQ_MAX_DIRTY];

@@ -403,6 +403,12 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (p->queue_depth < 1 || p->queue_depth > NCQ_MAX_TAGS) {
         BAD("%s: queue_depth must be 1..32", p->name);
     }
+    if (p->clustering_sectors > NCQ_MAX_SECTORS) {
+        BAD("%s: clustering_sectors above %d", p->name, NCQ_MAX_SECTORS);
+    }
+    if (p->policy >= NCQ_POLICY__MAX) {
+        BAD("%s: unknown policy", p->name);
+    }
     if (p->bus_bytes_per_s < 1000000) {
         BAD("%s: bus_mb_s must be at least 1", p->name);
     }

@@ -193,7 +193,7 @@ int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     return best;
 }
 
-/* Start one destage access of dirty data (C-LOOK order). */
+/* Start one destage access of dirty data. */
 static void ncq_start_destage(NcqModel *m, int64_t t)
 {
     int i, best = -1, wrap = -1;
@@ -203,19 +203,39 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     uint32_t n, ec, eh;
     uint64_t lba;
 
-    for (i = 0; i < m->ndirty; i++) {
-        uint64_t l = m->dirty[i].lba;
+    if (m->s.policy == NCQ_POLICY_SPTF || m->s.policy == NCQ_POLICY_ASPTF) {
+        /* the firmware destages by positioning time too */
+        uint64_t p0 = ncq_rot_pos(m, t);
+        int64_t bp = INT64_MAX;
 
-        if (l >= m->last_lba_end) {
-            if (best < 0 || l < m->dirty[best].lba) {
+        tmp.cmd.op = NCQ_OP_WRITE;
+        for (i = 0; i < m->ndirty; i++) {
+            ncq_layout_map(m, m->dirty[i].lba, &ph);
+            tmp.cyl = ph.cyl;
+            tmp.head = ph.head;
+            tmp.angle = ncq_layout_angle(m, &ph);
+            pos = ncq_position_time_at(m, m->cur_cyl, m->cur_head, p0, &tmp);
+            if (pos < bp) {
+                bp = pos;
                 best = i;
             }
-        } else if (wrap < 0 || l < m->dirty[wrap].lba) {
-            wrap = i;
         }
-    }
-    if (best < 0) {
-        best = wrap;
+    } else {
+        /* C-LOOK */
+        for (i = 0; i < m->ndirty; i++) {
+            uint64_t l = m->dirty[i].lba;
+
+            if (l >= m->last_lba_end) {
+                if (best < 0 || l < m->dirty[best].lba) {
+                    best = i;
+                }
+            } else if (wrap < 0 || l < m->dirty[wrap].lba) {
+                wrap = i;
+            }
+        }
+        if (best < 0) {
+            best = wrap;
+        }
     }
     lba = m->dirty[best].lba;
     n = m->dirty[best].n < NCQ_DESTAGE_MAX ? m->dirty[best].n :
@@ -465,24 +485,28 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
 /* Queued reads whose data reached the buffer since they arrived. */
 static void ncq_serve_cached(NcqModel *m, int64_t t)
 {
-    int i = 0, seg;
+    int i = 0, seg, r;
 
-    if (m->chg_hi <= m->chg_lo) {
+    if (m->nchg == 0) {
         return;
     }
     while (i < m->nq) {
         int idx = m->qorder[i];
         NcqSlot *q = &m->slot[idx];
+        int hit = 0;
 
-        if (m->rd_lo[idx] < m->chg_hi && m->rd_hi[idx] > m->chg_lo &&
-            ncq_cache_lookup(m, q->cmd.lba, q->cmd.sectors, t, &seg)) {
+        for (r = 0; r < m->nchg; r++) {
+            hit |= (m->rd_lo[idx] < m->chg_hi[r]) &
+                   (m->rd_hi[idx] > m->chg_lo[r]);
+        }
+        if (hit && ncq_cache_lookup(m, q->cmd.lba, q->cmd.sectors, t, &seg)) {
             ncq_q_remove(m, idx);
             ncq_serve_hit(m, q, t);
             continue;
         }
         i++;
     }
-    m->chg_lo = m->chg_hi = 0;
+    m->nchg = 0;
 }
 
 /*
@@ -521,7 +545,8 @@ static bool ncq_serve_stream(NcqModel *m, int64_t t)
         int idx = m->qorder[i];
         NcqSlot *q;
 
-        if (m->rd_lo[idx] < lo || m->rd_lo[idx] > hi ||
+        /* rd_lo in [lo, hi], ends at most a read-ahead beyond hi */
+        if (m->rd_lo[idx] - lo > hi - lo ||
             m->rd_hi[idx] - hi > m->p.readahead_sectors ||
             (best >= 0 && m->rd_lo[idx] >= m->rd_lo[best])) {
             continue;
@@ -536,6 +561,13 @@ static bool ncq_serve_stream(NcqModel *m, int64_t t)
     if (best < 0 ||
         (s->policy == NCQ_POLICY_FCFS && best != m->qorder[0])) {
         return false;
+    }
+    if (s->honour_prio && !m->slot[best].cmd.prio) {
+        for (i = 0; i < m->nq; i++) {
+            if (m->slot[m->qorder[i]].cmd.prio) {
+                return false;       /* high priority goes first */
+            }
+        }
     }
     m->pf_seg = sg;
     m->pf_armed = true;
@@ -625,7 +657,12 @@ void ncq_mech_decide(NcqModel *m, int64_t t)
             continue;
         }
         if (m->ndirty > 0 &&
-            m->dirty_sectors * 4 >= (uint64_t)m->p.write_cache_sectors * 3) {
+            (m->dirty_sectors * 4 >= (uint64_t)m->p.write_cache_sectors * 3 ||
+             m->ndirty * 4 >= NCQ_MAX_DIRTY * 3) &&
+            !(m->s.starvation_timeout_ns > 0 &&
+              t - m->slot[m->qorder[0]].c.arrival_ns >=
+              m->s.starvation_timeout_ns)) {
+            /* nearly full write cache: make room first */
             ncq_start_destage(m, t);
             return;
         }

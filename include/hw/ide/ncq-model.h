@@ -281,8 +281,22 @@ int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,
 int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
                               int64_t now_ns, char *err, size_t errlen);
 
+/*
+ * Hand a command to the drive at @now_ns (never earlier than the last
+ * call's time).  0, or a negative NCQ_ERR_* the device turns into an ATA
+ * error; a rejected command is only counted (NcqStats.rejected).
+ */
 int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns);
+/*
+ * Earliest time at which something may happen (a completion or an
+ * internal event); INT64_MAX when idle.  Arm a timer for it.
+ */
 int64_t ncq_model_next_event(NcqModel *m);
+/*
+ * Process everything up to @now_ns and return up to @max completions with
+ * complete_ns <= @now_ns, in completion order; call again while it
+ * returns @max.  A tag is free for reuse once its completion is returned.
+ */
 int ncq_model_advance(NcqModel *m, int64_t now_ns,
                       NcqCompletion *out, int max);
 /*
@@ -302,7 +316,11 @@ uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns);
 void ncq_model_stats(const NcqModel *m, NcqStats *st);
 void ncq_model_stats_clear(NcqModel *m);
 int64_t ncq_stats_lat_bound(int bucket);  /* INT64_MAX for the last */
-int ncq_model_queue_list(const NcqModel *m, int64_t now_ns,
+/*
+ * Commands in the drive at @now_ns, oldest first (events up to @now_ns are
+ * processed first; completions stay pending for the next advance()).
+ */
+int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
                          NcqQueueEntry *out, int max);
 int ncq_model_outstanding(const NcqModel *m);
 size_t ncq_model_size(const NcqModel *m);    /* bytes of instance memory */
