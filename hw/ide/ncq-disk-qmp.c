@@ -209,7 +209,9 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
     if (has_clustering) {
         st.clustering_sectors = clustering;
     }
-    if (ncq_model_set_settings(d->model, &st, err, sizeof(err)) < 0) {
+    if (ncq_model_set_settings_at(d->model, &st,
+                                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                  err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return;
     }

@@ -24,26 +24,6 @@
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
-void ncq_disk_trace_header(NcqDisk *d)
-{
-    fprintf(d->trace, "# ncq-trace v%d model=%s seed=%" PRIu64 "\n"
-            "tag,op,lba,sectors,fua,prio,arrival_ns,dispatch_ns,"
-            "complete_ns,seek_ns,rotate_ns,transfer_ns,cache,queue_len,"
-            "delay_count,reason\n", NCQ_TRACE_VERSION, d->params->name,
-            d->seed);
-}
-
-static void ncq_disk_trace_record(NcqDisk *d, const NcqCompletion *c)
-{
-    fprintf(d->trace, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64
-            ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%u,%u,%s\n",
-            c->id, ncq_op_name(c->op), c->lba, c->sectors, c->fua, c->prio,
-            c->arrival_ns, c->dispatch_ns, c->complete_ns, c->seek_ns,
-            c->rotate_ns, c->transfer_ns, c->cache_hit ? "hit" : "miss",
-            c->queue_len_at_arrival, c->delay_count,
-            ncq_reason_name(c->reason));
-}
-
 static IDEState *ncq_disk_state(NcqDisk *d)
 {
     IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
@@ -154,7 +134,9 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
     ncq_model_get_settings(d->model, &st);
     if (st.write_cache != wce) {
         st.write_cache = wce;
-        ncq_model_set_settings(d->model, &st, NULL, 0);
+        ncq_model_set_settings_at(d->model, &st,
+                                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                  NULL, 0);
     }
 }
 
@@ -285,7 +267,7 @@ static void ncq_disk_timer_cb(void *opaque)
 
             if (!c->queued) {
                 if (d->trace) {
-                    ncq_disk_trace_record(d, c);
+                    ncq_trace_record(d->trace, c);
                 }
                 ncq_disk_run_held(d);
                 continue;
@@ -307,7 +289,7 @@ static void ncq_disk_timer_cb(void *opaque)
                                     c->complete_ns, c->delay_count,
                                     ncq_reason_name(c->reason));
             if (d->trace) {
-                ncq_disk_trace_record(d, c);
+                ncq_trace_record(d->trace, c);
             }
             ncq_disk_finish(r, r->host_ret);
         }

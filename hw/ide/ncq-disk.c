@@ -210,7 +210,7 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
                              d->trace_path);
             goto fail;
         }
-        ncq_disk_trace_header(d);
+        ncq_trace_header(d->trace, d->params->name, d->seed);
     }
 
     if (d->timing) {

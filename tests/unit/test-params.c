@@ -84,6 +84,24 @@ static void test_builtins(void)
         CHECK(p->model[0] != 0, "model string");
         ncq_params_free(p);
     }
+    /* every built-in in the list parses and validates */
+    {
+        char list[512], *tok, *save = NULL;
+        int count = 0;
+
+        snprintf(list, sizeof(list), "%s", names);
+        for (tok = strtok_r(list, ", ", &save); tok;
+             tok = strtok_r(NULL, ", ", &save)) {
+            NcqParams *p = ncq_params_builtin(tok);
+            char err[256];
+
+            CHECK(p && ncq_params_validate(p, err, sizeof(err)) == 0,
+                  "built-in %s", tok);
+            ncq_params_free(p);
+            count++;
+        }
+        CHECK(count >= 7, "%d built-ins", count);
+    }
     CHECK(ncq_params_builtin("nope") == NULL, "unknown");
     CHECK(ncq_params_builtin(NULL) == NULL, "NULL");
     {

@@ -8,23 +8,6 @@
 #include <string.h>
 #include "trace.h"
 
-void ncq_trace_header(FILE *f, const char *model, uint64_t seed)
-{
-    fprintf(f, "%s%d model=%s seed=%" PRIu64 "\n%s\n", NCQ_TRACE_MAGIC,
-            NCQ_TRACE_VERSION, model, seed, NCQ_TRACE_COLUMNS);
-}
-
-void ncq_trace_record(FILE *f, const NcqCompletion *c)
-{
-    fprintf(f, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64
-            ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%u,%u,%s\n",
-            c->id, ncq_op_name(c->op), c->lba, c->sectors, c->fua, c->prio,
-            c->arrival_ns, c->dispatch_ns, c->complete_ns, c->seek_ns,
-            c->rotate_ns, c->transfer_ns, c->cache_hit ? "hit" : "miss",
-            c->queue_len_at_arrival, c->delay_count,
-            ncq_reason_name(c->reason));
-}
-
 static int ncq_parse_op(const char *s, NcqOp *op)
 {
     if (!strcmp(s, "R") || !strcmp(s, "r") || !strcmp(s, "read")) {

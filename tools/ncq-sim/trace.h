@@ -9,10 +9,6 @@
 #include <stdio.h>
 #include "hw/ide/ncq-model.h"
 
-#define NCQ_TRACE_MAGIC "# ncq-trace v"
-#define NCQ_TRACE_COLUMNS "tag,op,lba,sectors,fua,prio,arrival_ns," \
-    "dispatch_ns,complete_ns,seek_ns,rotate_ns,transfer_ns,cache," \
-    "queue_len,delay_count,reason"
 
 /* One request to replay. */
 typedef struct NcqReq {
@@ -25,8 +21,6 @@ typedef struct NcqReq {
     int64_t order;      /* tie-break at equal times */
 } NcqReq;
 
-void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
-void ncq_trace_record(FILE *f, const NcqCompletion *c);
 /*
  * Read requests from a CSV file: either plain "time_ns,op,lba,sectors[,prio]"
  * lines (op R/W/F or read/write/flush) or an ncq-trace (replays arrival_ns).

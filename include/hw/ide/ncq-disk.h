@@ -81,7 +81,6 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
 void ncq_disk_ncq_cancel(IDEDevice *dev);
 void ncq_disk_nonqueued_error(NcqDisk *d);
 int ncq_disk_outstanding(NcqDisk *d);
-void ncq_disk_trace_header(NcqDisk *d);
 void ncq_disk_arm_timer(NcqDisk *d);
 
 void ncq_disk_run_held(NcqDisk *d);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define NCQ_MAX_TAGS        32      /* NCQ tags 0..31 */
 #define NCQ_MAX_ZONES       64
@@ -349,5 +350,13 @@ int64_t ncq_model_seek_ns(const NcqModel *m, uint32_t dist);
  */
 int64_t ncq_model_rot_wait_ns(const NcqModel *m, int64_t t, uint64_t lba);
 uint64_t ncq_model_layout_sectors(const NcqModel *m);
+
+/* ---- trace (docs/trace-schema.md) ---- */
+#define NCQ_TRACE_MAGIC "# ncq-trace v"
+#define NCQ_TRACE_COLUMNS "tag,op,lba,sectors,fua,prio,arrival_ns," \
+    "dispatch_ns,complete_ns,seek_ns,rotate_ns,transfer_ns,cache," \
+    "queue_len,delay_count,reason"
+void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
+void ncq_trace_record(FILE *f, const NcqCompletion *c);
 
 #endif
