@@ -66,7 +66,7 @@ fi
 
 step "guest tests (pytest)"
 python3 -m pytest -q -p no:cacheprovider guest-tests "$@" 2>&1 | tee "$ROOT/_build/pytest.out" >&2
-line=$(grep -E "^=+ .* in [0-9.]+s" "$ROOT/_build/pytest.out" | tail -1)
+line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" "$ROOT/_build/pytest.out" | tail -1)
 p=$(grep -oE "[0-9]+ passed" <<<"$line" | cut -d' ' -f1)
 f=$(grep -oE "[0-9]+ (failed|error|errors)" <<<"$line" | awk '{s += $1} END {print s + 0}')
 s=$(grep -oE "[0-9]+ skipped" <<<"$line" | cut -d' ' -f1)
