@@ -66,3 +66,17 @@ def run_qemu(qemu_build, tmp_path):
             p.replies = p.replies[1:1 + len(qmp)]
         return p
     return run
+
+
+@pytest.fixture(scope="session")
+def ncq_sim():
+    """The ncq-sim binary of the standalone build (_build/model), built if
+    it is missing."""
+    root = Path(__file__).resolve().parent.parent
+    build = root / "_build" / "model"
+    if not (build / "build.ninja").exists():
+        subprocess.run(["meson", "setup", str(build)], cwd=root, check=True,
+                       capture_output=True)
+    subprocess.run(["ninja", "-C", str(build), "tools/ncq-sim/ncq-sim"],
+                   check=True, capture_output=True)
+    return build / "tools" / "ncq-sim" / "ncq-sim"

@@ -502,3 +502,51 @@ def test_image_larger_than_model_is_refused(run_qemu, qemu_build, tmp_path,
     assert f"{capacity + 1} sectors" in lines[0]
     assert f"capacity of {capacity}" in lines[0]
     assert "use a smaller image or another model" in lines[0]
+
+
+REPLAY_JOB = """
+[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+randrepeat=1
+size=2G
+[writes]
+rw=randwrite
+iodepth=8
+number_ios=300
+fsync=32
+[reads]
+stonewall
+rw=randread
+iodepth=32
+number_ios=600
+"""
+
+
+def test_guest_trace_replays_in_ncq_sim(make_guest, ncq_sim, tmp_path):
+    """A trace captured in a guest run (queued reads and writes, the
+    write-back cache, FLUSH CACHE from fsync), replayed through ncq-sim with
+    the same model and seed, gives every command the same completion time."""
+    dev_trace = tmp_path / "device.trace"
+    sim_trace = tmp_path / "sim.trace"
+    res = make_guest(device=f"ncq-disk,model=st3400620as,trace={dev_trace}",
+                     disk_size="8G").run(Workload(fio=REPLAY_JOB))
+    assert res.status == 0, res.output
+    subprocess.run([str(ncq_sim), "--replay", str(dev_trace), "--seed", "1",
+                    "--trace", str(sim_trace), "--quiet"], check=True,
+                   capture_output=True)
+
+    def completions(path):
+        rows = [line.split(",") for line in path.read_text().splitlines()
+                if line[:1].isdigit()]
+        # arrival, op, lba identify a command; complete_ns is column 8
+        return {(int(r[6]), r[1], int(r[2])): int(r[8]) for r in rows}
+
+    dev, sim = completions(dev_trace), completions(sim_trace)
+    ops = {k[1] for k in dev}
+    assert {"R", "W", "F"} <= ops, ops
+    assert len(dev) >= 900
+    differ = [(k, dev[k], sim.get(k)) for k in dev if sim.get(k) != dev[k]]
+    assert not differ, f"{len(differ)} of {len(dev)} differ, first {differ[:3]}"

@@ -727,6 +727,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                           (rng_next(&wrng) >> 11) * (1.0 / 9007199254740992.0)
                           < rr) ? NCQ_OP_READ : NCQ_OP_WRITE;
                 h.r.fua = false;
+                h.r.tag = -1;
                 h.r.prio = gr->prio;
                 h.r.sectors = sz;
                 if (gseq) {
@@ -780,10 +781,13 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 if (tag_busy[NCQ_MAX_TAGS]) {
                     break;
                 }
-                for (i = 0; i < (int)p->queue_depth; i++) {
+                if (h->r.tag >= 0 && h->r.tag < (int)p->queue_depth &&
+                    !tag_busy[h->r.tag]) {
+                    tag = h->r.tag;     /* as captured */
+                }
+                for (i = 0; tag < 0 && i < (int)p->queue_depth; i++) {
                     if (!tag_busy[i]) {
                         tag = i;
-                        break;
                     }
                 }
                 if (tag < 0) {

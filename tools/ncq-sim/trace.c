@@ -137,7 +137,7 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
     while (fgets(line, sizeof(line), f)) {
         char *fld[20];
         int nf;
-        int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0;
+        int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0, tag = -1;
         NcqOp op;
         char *nl = strchr(line, '\n');
 
@@ -168,7 +168,8 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
             if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
                 ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
                 ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
-                ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0) {
+                ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0 ||
+                ncq_num(fld[0], &tag) < 0) {
                 snprintf(err, errlen, "%s:%ld: malformed ncq-trace record",
                          path, lineno);
                 goto fail;
@@ -211,6 +212,8 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
         v[n].fua = fua != 0;
         v[n].prio = prio != 0;
         v[n].order = qlen;
+        /* the captured NCQ tag, so the replay uses the same ids */
+        v[n].tag = tag >= 0 && tag < NCQ_MAX_TAGS ? tag : -1;
         n++;
     }
     fclose(f);

@@ -19,6 +19,7 @@ typedef struct NcqReq {
     bool fua;
     bool prio;
     int64_t order;      /* tie-break at equal times */
+    int tag;            /* NCQ tag of a captured trace, or -1 */
 } NcqReq;
 
 /*
