@@ -34,15 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ncqguest  # noqa: E402
 from ncqguest import Guest, Workload, fio_json  # noqa: E402
 
-JOB = """
-[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-iodepth=32
-randrepeat=1
-[randread]
+JOB = ncqguest.FIO_GLOBAL + """[randread]
 rw=randread
 size=1G
 number_ios={ios}

@@ -25,6 +25,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("NCQ_CACHE", Path.home() / ".cache" / "ncq-disk"))
 
+# fio's [global] section for jobs on the ncq-disk: 4 KiB direct I/O through
+# libaio, 32 deep, the same random offsets every run.
+FIO_GLOBAL = """[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+iodepth=32
+randrepeat=1
+"""
+
 KERNEL_CMDLINE = "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init"
 # Deterministic time: guest time follows the instruction count; idle time
 # is skipped (sleep=off), so disk-bound runs can beat real time.

@@ -51,15 +51,7 @@ DEV = "/sys/block/sda/device"
 
 
 def fio_randread(region, ios):
-    return f"""
-[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-iodepth=32
-randrepeat=1
-[randread]
+    return ncqguest.FIO_GLOBAL + f"""[randread]
 rw=randread
 offset={region[0]}
 size={region[1]}
@@ -67,15 +59,7 @@ number_ios={ios}
 """
 
 
-FIO_WRITE_VERIFY = f"""
-[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-iodepth=32
-randrepeat=1
-[randwrite-verify]
+FIO_WRITE_VERIFY = ncqguest.FIO_GLOBAL + f"""[randwrite-verify]
 rw=randwrite
 offset={REGION_C[0]}
 size={REGION_C[1]}

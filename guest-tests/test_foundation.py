@@ -3,7 +3,7 @@ its schedulers work, fio runs on it, and the harness bounds a hung guest."""
 
 import pytest
 
-from ncqguest import GuestError, Workload
+from ncqguest import FIO_GLOBAL, GuestError, Workload
 
 ATA_ID = "/sys/class/ata_device/dev1.0/id"
 
@@ -63,15 +63,7 @@ def test_guest_sees_st3400620as(make_guest):
         assert f"[{sched}]" in line, line
 
 
-FIO_JOB = """
-[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-iodepth=32
-randrepeat=1
-
+FIO_JOB = FIO_GLOBAL + """
 [randread]
 rw=randread
 number_ios=2000
