@@ -291,8 +291,10 @@ static void test_ncq_write_read_back(void)
         out[i] = (i * 131 + 7) ^ (i >> 9);
     }
     ahci_port_clear(ahci, port);
-    /* As libata and ahci-test do: IDENTIFY first, which clears the port's
-     * power-on error state. */
+    /*
+     * As libata and ahci-test do: IDENTIFY first, which clears the port's
+     * power-on error state.
+     */
     ahci_io(ahci, port, CMD_IDENTIFY, in, 512, 0);
     ncq_io(ahci, port, WRITE_FPDMA_QUEUED, out, len, 4096);
     ncq_io(ahci, port, READ_FPDMA_QUEUED, in, len, 4096);
