@@ -61,24 +61,23 @@ def _last_line(cmd, what):
     return p.stdout.strip().splitlines()[-1]
 
 
-def qemu_build_dir():
-    """The QEMU build directory: $NCQ_QEMU_BUILD, else scripts/build-qemu.sh
-    (quick when nothing changed)."""
-    env = os.environ.get("NCQ_QEMU_BUILD")
+def _built_dir(env_var, script):
+    """$env_var if set, else the directory the build script prints last
+    (the scripts are quick when their inputs did not change)."""
+    env = os.environ.get(env_var)
     if env:
         return Path(env)
-    return Path(_last_line([str(ROOT / "scripts" / "build-qemu.sh")],
-                           "scripts/build-qemu.sh"))
+    return Path(_last_line([str(ROOT / script)], script))
+
+
+def qemu_build_dir():
+    """The QEMU build directory: $NCQ_QEMU_BUILD or scripts/build-qemu.sh."""
+    return _built_dir("NCQ_QEMU_BUILD", "scripts/build-qemu.sh")
 
 
 def image_dir():
-    """The guest image directory: $NCQ_IMAGE_DIR, else images/build-image.sh
-    (cached by its inputs)."""
-    env = os.environ.get("NCQ_IMAGE_DIR")
-    if env:
-        return Path(env)
-    return Path(_last_line([str(ROOT / "images" / "build-image.sh")],
-                           "images/build-image.sh"))
+    """The guest image directory: $NCQ_IMAGE_DIR or images/build-image.sh."""
+    return _built_dir("NCQ_IMAGE_DIR", "images/build-image.sh")
 
 
 def newc_archive(files):

@@ -46,7 +46,7 @@ static NcqDisk *ncq_disk_find(const char *id, Error **errp)
 
         if ((d->dev.qdev.id && !strcmp(d->dev.qdev.id, id)) ||
             !strcmp(path, id)) {
-            return d->model ? d : NULL;
+            return d;
         }
     }
     error_setg(errp, "no ncq-disk with id or QOM path '%s'", id);

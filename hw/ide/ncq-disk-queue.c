@@ -191,7 +191,6 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
         }
     }
 
-    r->disk = d;
     r->cmd = cmd;
     r->host_done = false;
     r->host_ret = 0;

@@ -39,17 +39,12 @@ static inline int ncq_test_done(const char *name)
     return 0;
 }
 
-static inline NcqModel *ncq_test_model_text(const char *text, uint64_t seed)
+/* A model from @p (consumed); the test stops if that fails. */
+static inline NcqModel *ncq_test_new(NcqParams *p, uint64_t seed)
 {
-    NcqParams *p;
-    NcqModel *m;
     char err[256];
+    NcqModel *m = ncq_model_new(p, seed, err, sizeof(err));
 
-    if (ncq_params_parse(text, "test.ncqm", &p, err, sizeof(err)) < 0) {
-        fprintf(stderr, "parse: %s\n", err);
-        exit(1);
-    }
-    m = ncq_model_new(p, seed, err, sizeof(err));
     ncq_params_free(p);
     if (!m) {
         fprintf(stderr, "new: %s\n", err);
@@ -58,23 +53,27 @@ static inline NcqModel *ncq_test_model_text(const char *text, uint64_t seed)
     return m;
 }
 
+static inline NcqModel *ncq_test_model_text(const char *text, uint64_t seed)
+{
+    NcqParams *p;
+    char err[256];
+
+    if (ncq_params_parse(text, "test.ncqm", &p, err, sizeof(err)) < 0) {
+        fprintf(stderr, "parse: %s\n", err);
+        exit(1);
+    }
+    return ncq_test_new(p, seed);
+}
+
 static inline NcqModel *ncq_test_model(const char *name, uint64_t seed)
 {
     NcqParams *p = ncq_params_builtin(name);
-    NcqModel *m;
-    char err[256];
 
     if (!p) {
         fprintf(stderr, "no built-in model %s\n", name);
         exit(1);
     }
-    m = ncq_model_new(p, seed, err, sizeof(err));
-    ncq_params_free(p);
-    if (!m) {
-        fprintf(stderr, "new: %s\n", err);
-        exit(1);
-    }
-    return m;
+    return ncq_test_new(p, seed);
 }
 
 static inline int ncq_test_submit(NcqModel *m, uint32_t tag, NcqOp op,
