@@ -37,13 +37,14 @@ def run_qemu(qemu_build, tmp_path):
     """Run qemu-system-x86_64 stopped (-S) with the given arguments, no
     guest boot.  With qmp=[(command, args), ...] the commands go over
     '-qmp stdio' followed by 'quit'; the parsed replies are returned as
-    .replies on the CompletedProcess."""
-    def run(*args, qmp=None, timeout=60):
+    .replies on the CompletedProcess.  prefix=[...] runs QEMU under a
+    wrapper command (e.g. setpriv)."""
+    def run(*args, qmp=None, timeout=60, prefix=()):
         img = tmp_path / "probe.qcow2"
         if not img.exists():
             subprocess.run([str(qemu_build / "qemu-img"), "create", "-q",
                             "-f", "qcow2", str(img), "64M"], check=True)
-        cmd = [str(qemu_build / "qemu-system-x86_64"), "-M", "q35",
+        cmd = [*prefix, str(qemu_build / "qemu-system-x86_64"), "-M", "q35",
                "-nodefaults", "-display", "none", "-vga", "none",
                "-nic", "none", "-S",
                "-drive", f"if=none,id=d0,file={img},format=qcow2", *args]

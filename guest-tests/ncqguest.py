@@ -211,9 +211,10 @@ class Guest:
         in Result.qmp."""
         return asyncio.run(self._run(workload, qmp_actions))
 
-    async def _run(self, workload, qmp_actions):
-        from qemu.qmp import QMPClient
-
+    def prepare(self, workload):
+        """Make the disk (if missing) and the initrd with @workload; return
+        the QEMU command line (for tests that drive QEMU themselves, e.g.
+        migration; Guest.run does the rest)."""
         self._make_disk()
         initrd = self.workdir / "initrd+workload.img"
         initrd.write_bytes((self.image / "initrd.img").read_bytes()
@@ -222,6 +223,16 @@ class Guest:
             (self.workdir / f).unlink(missing_ok=True)
         cmd = self.command(initrd)
         (self.workdir / "cmdline").write_text(shlex.join(cmd) + "\n")
+        return cmd
+
+    def results(self, wall=0.0):
+        """The Result the guest sent over its results port."""
+        return self._parse(wall)
+
+    async def _run(self, workload, qmp_actions):
+        from qemu.qmp import ConnectError, QMPClient
+
+        cmd = self.prepare(workload)
         stderr_path = self.workdir / "qemu.stderr"
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
@@ -238,7 +249,17 @@ class Guest:
                         break
                     await asyncio.sleep(0.05)
                 if os.path.exists(sock):
-                    await qmp.connect(sock)
+                    # the socket file appears at bind(), a moment before
+                    # QEMU listens: a loaded host may refuse the first try
+                    while True:
+                        try:
+                            await qmp.connect(sock)
+                            break
+                        except ConnectError:
+                            if proc.returncode is not None or \
+                                    time.monotonic() > t0 + 30:
+                                raise
+                            await asyncio.sleep(0.05)
                     if qmp_actions:
                         qmp_result = await asyncio.wait_for(
                             qmp_actions(qmp), deadline - time.monotonic())

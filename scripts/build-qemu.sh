@@ -1,8 +1,12 @@
 #!/bin/bash
 # Build the pinned QEMU with the ncq-disk overlay and patch series.
 #
-#   scripts/build-qemu.sh [--prefix DIR] [--asan] [--tarball PATH]
+#   scripts/build-qemu.sh [--prefix DIR] [--asan | --fuzz] [--tarball PATH]
 #                         [--accept-newer] [--install]
+#
+# --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests.
+# --fuzz: clang + libFuzzer + ASan/UBSan flavour; builds qemu-fuzz-x86_64
+#         (scripts/fuzz.sh runs it).  Each flavour has its own build dir.
 #
 # The pristine source (scripts/fetch-qemu.sh) stays untouched: a copied
 # work tree is made from it, the project's files are symlinked in (so edits
@@ -17,17 +21,22 @@ PREFIX=${NCQ_PREFIX:-/opt/ncq-disk}
 die() { echo "build-qemu: $*" >&2; exit 1; }
 log() { echo "build-qemu: $*" >&2; }
 
-fetch_args=() asan=0 install=0
+fetch_args=() asan=0 fuzz=0 install=0
 while [ $# -gt 0 ]; do
     case $1 in
     --prefix) PREFIX=$2; shift 2 ;;
     --asan) asan=1; shift ;;
+    --fuzz) fuzz=1; shift ;;
     --install) install=1; shift ;;
     --tarball) fetch_args+=(--tarball "$2"); shift 2 ;;
     --accept-newer) fetch_args+=(--accept-newer); shift ;;
-    *) die "unknown option '$1' (known: --prefix DIR, --asan, --install, --tarball PATH, --accept-newer)" ;;
+    *) die "unknown option '$1' (known: --prefix DIR, --asan, --fuzz, --install, --tarball PATH, --accept-newer)" ;;
     esac
 done
+[ $asan = 1 ] && [ $fuzz = 1 ] && die "--asan and --fuzz are two flavours; give one (--fuzz has ASan/UBSan too)"
+if [ $fuzz = 1 ]; then
+    command -v clang >/dev/null || die "--fuzz needs clang and libFuzzer; run scripts/install-deps.sh"
+fi
 
 for tool in cc ninja pkg-config flex bison; do
     command -v $tool >/dev/null || die "'$tool' not found; run scripts/install-deps.sh"
@@ -37,7 +46,9 @@ python3 -c 'import mesonbuild, sys; from mesonbuild.coredata import version; sys
 
 pristine=$("$HERE/fetch-qemu.sh" "${fetch_args[@]}" | tail -1)
 ver=$(basename "$pristine")
-flavour=$([ $asan = 1 ] && echo asan || echo release)
+flavour=release
+[ $asan = 1 ] && flavour=asan
+[ $fuzz = 1 ] && flavour=fuzz
 work=$CACHE/work/$ver
 build=$CACHE/build/$ver-$flavour
 
@@ -45,7 +56,14 @@ build=$CACHE/build/$ver-$flavour
 # the pristine tree.  cp -a keeps mtimes, so ninja rebuilds only what the
 # patches touch; a real copy (not hard links) keeps the pristine tree safe
 # from in-place edits.
+# Every flavour builds from this one tree: each build holds it shared to
+# the end, and it is re-created only under an exclusive lock, when no
+# other build uses it.
+mkdir -p "$CACHE"
+exec 8>"$CACHE/work-$ver.lock"
+flock -s 8
 series_sum=$(cat "$ROOT"/patches/qemu/*.patch | sha256sum | cut -c1-16)
+[ -f "$work/.series-$series_sum" ] || flock -x 8
 if [ ! -f "$work/.series-$series_sum" ]; then
     log "preparing work tree $work"
     rm -rf "$work"
@@ -57,6 +75,7 @@ if [ ! -f "$work/.series-$series_sum" ]; then
     done
     touch "$work/.series-$series_sum"
 fi
+flock -s 8
 
 # Overlay: the project's files that mirror QEMU's tree, as symlinks.
 overlay=(
@@ -94,6 +113,13 @@ conf=(
 if [ $asan = 1 ]; then
     conf+=(--enable-asan --enable-ubsan --disable-werror)
 fi
+if [ $fuzz = 1 ]; then
+    # libFuzzer comes with clang; QEMU's fuzz targets want ASan beside it.
+    conf+=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-asan
+           --enable-ubsan --disable-werror)
+fi
+targets=(qemu-system-x86_64 qemu-img)
+[ $fuzz = 1 ] && targets=(qemu-fuzz-x86_64)
 conf_sum=$(printf '%s\n' "${conf[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
     log "configuring $build"
@@ -103,14 +129,18 @@ if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; the
     touch "$build/.configured-$conf_sum"
 fi
 
+exec 9>"$CACHE/build-$flavour.lock"
+flock 9
 log "building in $build"
 t0=$(date +%s)
-ninja -C "$build" qemu-system-x86_64 qemu-img >"$build/ninja.log" 2>&1 \
+ninja -C "$build" "${targets[@]}" >"$build/ninja.log" 2>&1 \
     || { grep -E "error|Error" "$build/ninja.log" | head -20 >&2; die "build failed; full log: $build/ninja.log"; }
 log "built in $(( $(date +%s) - t0 )) s"
 # Upstream's release build has no -Werror; the project's own files must be
 # warning-free all the same.
 if grep -B2 -A6 -E "(ncq-disk|ncq-model)[^ ]*:[0-9]+:[0-9]+: (warning|error)" "$build/ninja.log" >&2; then
+    # Drop the project's objects so the next run compiles (and warns) again.
+    find "$build" -name '*ncq*.c.o' -delete
     die "warnings in project files (above); fix them"
 fi
 # Run from the build tree, QEMU looks for firmware under qemu-bundle/ (its

@@ -74,6 +74,32 @@ static bool ncq_disk_media_cmd(IDEState *s, uint8_t cmd, NcqCmd *mc)
     return mc->lba + mc->sectors <= s->nb_sectors;
 }
 
+/*
+ * The held command meets an injected media error at its deadline: status
+ * DRDY|ERR, the error register, and the LBA registers naming the first
+ * failing sector, as ACS asks of READ/WRITE (DMA) EXT.
+ */
+static void ncq_disk_held_error(NcqDisk *d, IDEState *s, uint8_t cmd)
+{
+    switch (cmd) {
+    case WIN_READ_EXT:
+    case WIN_READDMA_EXT:
+    case WIN_MULTREAD_EXT:
+    case WIN_WRITE_EXT:
+    case WIN_WRITEDMA_EXT:
+    case WIN_MULTWRITE_EXT:
+        s->lba48 = 1;
+        break;
+    default:
+        s->lba48 = 0;
+    }
+    s->status = READY_STAT | ERR_STAT;
+    s->error = d->held_error;
+    ide_set_sector(s, d->held_error_lba);
+    d->held_error = 0;
+    d->injected_errors++;
+}
+
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
@@ -81,7 +107,16 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     NcqCmd mc;
 
     if (d->passthrough) {
+        if (d->held_error) {
+            ncq_disk_held_error(d, s, cmd);
+            *complete = true;
+            return true;
+        }
         return false;
+    }
+    if (d->powered_off) {
+        *complete = false;      /* a dead drive stays busy */
+        return true;
     }
     if (ncq_disk_outstanding(d)) {
         ncq_disk_nonqueued_error(d);
@@ -93,10 +128,15 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = ncq_disk_read_log(d, s);
         return true;
     }
-    if (!d->timing || !ncq_disk_media_cmd(s, cmd, &mc) ||
-        ncq_model_submit(d->model, &mc,
-                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) < 0) {
+    if (!d->timing || !ncq_disk_media_cmd(s, cmd, &mc)) {
         return false;           /* the generic handler, at once */
+    }
+    if (mc.op == NCQ_OP_WRITE) {
+        ncq_disk_save_undo(d, mc.lba, mc.sectors);
+    }
+    if (ncq_model_submit(d->model, &mc,
+                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) < 0) {
+        return false;
     }
     /* Busy until the model's deadline; ncq_disk_run_held() then. */
     d->held = true;

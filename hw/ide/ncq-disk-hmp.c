@@ -23,6 +23,19 @@ static void hmp_print_ms(Monitor *mon, const char *name, int64_t ns)
     }
 }
 
+static void hmp_info_ncq_disk_faults(Monitor *mon, const char *path)
+{
+    g_autoptr(NcqDiskFaultRuleList) list =
+        qmp_query_ncq_disk_faults(path, NULL);
+    NcqDiskFaultRuleList *l;
+
+    for (l = list; l; l = l->next) {
+        monitor_printf(mon, "  fault %u %s: matched %" PRIu64 " hits %"
+                       PRIu64 "\n", l->value->index, l->value->rule,
+                       l->value->matched, l->value->hits);
+    }
+}
+
 void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
 {
     g_autoptr(NcqDiskInfoList) list = qmp_query_ncq_disk(NULL, NULL);
@@ -61,6 +74,7 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
                            q->value->in_service ? " in service" : "",
                            q->value->age_ns / 1e6);
         }
+        hmp_info_ncq_disk_faults(mon, i->qom_path);
     }
 }
 
@@ -73,6 +87,16 @@ void hmp_ncq_disk_set(Monitor *mon, const QDict *qdict)
     uint64_t v = 0;
     bool flag = false;
 
+    if (!strcmp(key, "faults")) {
+        /* "clear" removes every rule; anything else is rules to add */
+        if (!strcmp(value, "clear")) {
+            qmp_ncq_disk_fault_clear(id, false, 0, &err);
+        } else {
+            qmp_ncq_disk_fault_add(id, value, &err);
+        }
+        hmp_handle_error(mon, err);
+        return;
+    }
     if (strcmp(key, "policy") != 0) {
         if (!strcmp(key, "honour-prio")) {
             flag = !strcmp(value, "on");
@@ -108,8 +132,8 @@ void hmp_ncq_disk_set(Monitor *mon, const QDict *qdict)
         } else {
             error_setg(&err, "unknown setting '%s'; use policy, "
                        "aging-weight, starvation-timeout-ns, "
-                       "prio-timeout-ns, honour-prio, clustering or "
-                       "queue-depth", key);
+                       "prio-timeout-ns, honour-prio, clustering, "
+                       "queue-depth or faults", key);
         }
     }
     hmp_handle_error(mon, err);

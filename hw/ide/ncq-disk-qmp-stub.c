@@ -28,3 +28,27 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
 {
     error_setg(errp, "ncq-disk is not built into this QEMU");
 }
+
+NcqDiskFaultRuleList *qmp_query_ncq_disk_faults(const char *id, Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+    return NULL;
+}
+
+void qmp_ncq_disk_fault_add(const char *id, const char *rules, Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+}
+
+void qmp_ncq_disk_fault_clear(const char *id, bool has_index, uint32_t index,
+                              Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+}
+
+NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
+                                        bool quit, Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+    return NULL;
+}

@@ -228,3 +228,88 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
         d->host_waits = 0;
     }
 }
+
+NcqDiskFaultRuleList *qmp_query_ncq_disk_faults(const char *id, Error **errp)
+{
+    NcqDiskFaultRuleList *head = NULL, **tail = &head;
+    NcqDisk *d = ncq_disk_find(id, errp);
+    NcqFaultRule r[NCQ_MAX_FAULTS];
+    char text[128];
+    int i, n;
+
+    if (!d) {
+        return NULL;
+    }
+    n = ncq_model_fault_list(d->model, r, NCQ_MAX_FAULTS);
+    for (i = 0; i < n; i++) {
+        NcqDiskFaultRule *e = g_new0(NcqDiskFaultRule, 1);
+
+        ncq_fault_format(&r[i], text, sizeof(text));
+        e->index = i;
+        e->rule = g_strdup(text);
+        e->kind = g_strdup(ncq_fault_kind_name(r[i].kind));
+        e->lba = r[i].lba;
+        e->sectors = r[i].sectors;
+        e->matched = r[i].matched;
+        e->hits = r[i].hits;
+        QAPI_LIST_APPEND(tail, e);
+    }
+    return head;
+}
+
+void qmp_ncq_disk_fault_add(const char *id, const char *rules, Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+
+    if (d) {
+        ncq_disk_add_faults(d, rules, errp);
+    }
+}
+
+void qmp_ncq_disk_fault_clear(const char *id, bool has_index, uint32_t index,
+                              Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+
+    if (!d) {
+        return;
+    }
+    if (ncq_model_fault_clear(d->model, has_index ? (int)index : -1) < 0) {
+        error_setg(errp, "ncq-disk '%s' has no fault rule %u; "
+                   "query-ncq-disk-faults lists them", id, index);
+    }
+}
+
+NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
+                                        bool quit, Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+    NcqRange lost[NCQ_MAX_VOLATILE];
+    NcqDiskRangeList **tail;
+    NcqDiskPowerCut *ret;
+    int i, n = 0;
+
+    if (!d) {
+        return NULL;
+    }
+    if (!d->power_loss) {
+        error_setg(errp, "ncq-disk '%s' has power-loss=off and keeps no old "
+                   "contents to lose; start it with power-loss=on", id);
+        return NULL;
+    }
+    if (d->powered_off) {
+        error_setg(errp, "ncq-disk '%s' has no power already", id);
+        return NULL;
+    }
+    ret = g_new0(NcqDiskPowerCut, 1);
+    tail = &ret->lost;
+    ret->lost_sectors = ncq_disk_power_cut(d, !has_quit || quit, lost, &n);
+    for (i = 0; i < n; i++) {
+        NcqDiskRange *r = g_new0(NcqDiskRange, 1);
+
+        r->lba = lost[i].lba;
+        r->sectors = lost[i].sectors;
+        QAPI_LIST_APPEND(tail, r);
+    }
+    return ret;
+}

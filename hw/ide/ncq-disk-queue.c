@@ -20,6 +20,7 @@
 #include "block/aio-wait.h"
 #include "system/block-backend.h"
 #include "system/dma.h"
+#include "system/runstate.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
@@ -89,22 +90,22 @@ static IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
 /*
  * An NCQ error: the drive aborts every outstanding command, reports the
  * failing one in the NCQ Command Error log and refuses new queued
- * commands until the host has read that log (SATA 3.x, 13.6.3).
+ * commands until the host has read that log (SATA 3.x, 13.6.3).  @lba
+ * goes to the log: the first failing sector of a media error.
  */
-static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
-                              uint8_t error)
+static void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                              uint8_t error, uint64_t lba)
 {
     IDENCQCmd *aborted[NCQ_DISK_MAX_DEPTH];
     int i, n = 0;
 
-    d->guest_errors++;
     d->errlog = (NcqDiskErrorLog) {
         .valid = true,
         .nq = tag == NCQ_DISK_TAG_NONQUEUED,
         .tag = tag == NCQ_DISK_TAG_NONQUEUED ? 0 : tag,
         .status = READY_STAT | ERR_STAT,
         .error = error,
-        .lba = failed ? failed->lba : 0,
+        .lba = lba,
         .count = failed ? failed->sector_count : 0,
     };
     d->ncq_halted = true;
@@ -123,6 +124,14 @@ static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     for (i = 0; i < n; i++) {
         aborted[i]->complete(aborted[i], ABRT_ERR);
     }
+}
+
+/* An NCQ error caused by the guest's command. */
+static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                              uint8_t error)
+{
+    d->guest_errors++;
+    ncq_disk_ncq_halt(d, failed, tag, error, failed ? failed->lba : 0);
 }
 
 /* Keep the model's write cache in step with SET FEATURES. */
@@ -151,6 +160,9 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
 
     trace_ncq_disk_submit(d, cmd->tag, cmd->is_write, cmd->lba,
                           cmd->sector_count, cmd->fua, cmd->prio, now);
+    if (d->powered_off) {
+        return;                 /* a dead drive answers nothing */
+    }
     if (d->ncq_halted) {
         /* Until log 10h is read, queued commands are aborted. */
         cmd->complete(cmd, ABRT_ERR);
@@ -174,6 +186,9 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
 
     if (d->timing) {
         ncq_disk_sync_write_cache(d, s);
+        if (cmd->is_write) {
+            ncq_disk_save_undo(d, cmd->lba, cmd->sector_count);
+        }
         mc = (NcqCmd) {
             .id = cmd->tag,
             .op = cmd->is_write ? NCQ_OP_WRITE : NCQ_OP_READ,
@@ -239,6 +254,10 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
      * A non-queued command has its data in the drive's buffer already: the
      * drive finishes it, just before the reset takes effect.
      */
+    if (d->held &&
+        ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
+        d->held = false;        /* an injected hang: it never ran */
+    }
     ncq_disk_run_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
@@ -249,6 +268,23 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
     timer_del(d->timer);
     d->ncq_halted = false;
     d->errlog.valid = false;
+}
+
+/*
+ * The error register of an injected media error.  ACS defines UNC for
+ * reads only; a write that cannot be written is reported with ABRT, the
+ * one error bit ACS lets WRITE commands set for it (docs/faults.md).
+ */
+static uint8_t ncq_disk_fault_error(int fault)
+{
+    switch (fault) {
+    case NCQ_FAULT_UNC:
+        return ECC_ERR;         /* ACS calls bit 6 UNC */
+    case NCQ_FAULT_WRITE:
+        return ABRT_ERR;
+    default:
+        return 0;
+    }
 }
 
 static void ncq_disk_timer_cb(void *opaque)
@@ -268,6 +304,12 @@ static void ncq_disk_timer_cb(void *opaque)
                 if (d->trace) {
                     ncq_trace_record(d->trace, c);
                 }
+                if (c->fault == NCQ_FAULT_POWERCUT) {
+                    ncq_disk_power_cut(d, true, NULL, NULL);
+                    return;
+                }
+                d->held_error = ncq_disk_fault_error(c->fault);
+                d->held_error_lba = c->fault_lba;
                 ncq_disk_run_held(d);
                 continue;
             }
@@ -289,6 +331,21 @@ static void ncq_disk_timer_cb(void *opaque)
                                     ncq_reason_name(c->reason));
             if (d->trace) {
                 ncq_trace_record(d->trace, c);
+            }
+            if (c->fault == NCQ_FAULT_POWERCUT) {
+                ncq_disk_power_cut(d, true, NULL, NULL);
+                return;
+            }
+            if (ncq_disk_fault_error(c->fault)) {
+                IDENCQCmd *cmd = r->cmd;
+
+                /* What a drive reports for a media error (docs/faults.md) */
+                r->cmd = NULL;
+                d->injected_errors++;
+                ncq_disk_ncq_halt(d, cmd, c->id,
+                                  ncq_disk_fault_error(c->fault),
+                                  c->fault_lba);
+                continue;
             }
             ncq_disk_finish(r, r->host_ret);
         }
@@ -323,6 +380,8 @@ void ncq_disk_queue_init(NcqDisk *d)
         d->reqs[i].disk = d;
     }
     d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_timer_cb, d);
+    d->undo = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+                                    g_free);
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
@@ -331,4 +390,161 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
         timer_free(d->timer);
         d->timer = NULL;
     }
+    if (d->undo) {
+        g_hash_table_destroy(d->undo);
+        d->undo = NULL;
+    }
+}
+
+/*
+ * Power loss.  The device writes guest data to the image at once, but a
+ * drive with a write cache keeps it in volatile memory until it destages
+ * it.  So before a write reaches the image, the old contents of its
+ * sectors are kept (the "undo" table, keyed by LBA) unless they are kept
+ * already for data the drive still holds; when power is cut, the sectors
+ * the model says never reached the media (ncq_model_volatile()) get their
+ * old contents back.  Entries for sectors that did reach the media are
+ * stale: they are replaced when written again and pruned when the table
+ * outgrows the write cache.
+ */
+
+static bool ncq_disk_in_ranges(const NcqRange *v, int n, uint64_t lba)
+{
+    int lo = 0, hi = n;
+
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+
+        if (lba < v[mid].lba) {
+            hi = mid;
+        } else if (lba >= v[mid].lba + v[mid].sectors) {
+            lo = mid + 1;
+        } else {
+            return true;
+        }
+    }
+    return false;
+}
+
+static gboolean ncq_disk_undo_stale(gpointer key, gpointer value,
+                                    gpointer opaque)
+{
+    NcqRange *v = opaque;
+
+    /* v[0].sectors of the sentinel holds the count of ranges after it */
+    return !ncq_disk_in_ranges(v + 1, v[0].sectors, *(uint64_t *)key);
+}
+
+void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n)
+{
+    IDEState *s = ncq_disk_state(d);
+    NcqRange v[NCQ_MAX_VOLATILE + 1];
+    g_autofree uint8_t *buf = NULL;
+    uint64_t first = UINT64_MAX, last = 0, k;
+    int nv, i;
+
+    if (!d->power_loss || !d->undo) {
+        return;
+    }
+    /* A write in flight to these sectors lands first: no race with it. */
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        NcqDiskReq *r = &d->reqs[i];
+
+        if (r->cmd && r->cmd->is_write && !r->host_done &&
+            r->cmd->lba < lba + n && lba < r->cmd->lba + r->cmd->sector_count) {
+            AIO_WAIT_WHILE(NULL, !r->host_done);
+        }
+    }
+    nv = ncq_model_volatile(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                            v + 1, NCQ_MAX_VOLATILE);
+    if (nv <= 0) {
+        g_hash_table_remove_all(d->undo);
+        nv = 0;
+    } else if (g_hash_table_size(d->undo) >
+               d->params->write_cache_sectors + NCQ_MAX_SECTORS) {
+        v[0].sectors = nv;
+        g_hash_table_foreach_remove(d->undo, ncq_disk_undo_stale, v);
+    }
+    for (k = lba; k < lba + n; k++) {
+        if (!g_hash_table_contains(d->undo, &k) ||
+            !ncq_disk_in_ranges(v + 1, nv, k)) {
+            first = MIN(first, k);
+            last = k;
+        }
+    }
+    if (first == UINT64_MAX) {
+        return;
+    }
+    buf = g_malloc((last - first + 1) * BDRV_SECTOR_SIZE);
+    if (blk_pread(s->blk, first * BDRV_SECTOR_SIZE,
+                  (last - first + 1) * BDRV_SECTOR_SIZE, buf, 0) < 0) {
+        warn_report("ncq-disk: cannot read sectors %" PRIu64 "-%" PRIu64
+                    " to keep their old contents; a power cut will not "
+                    "restore them", first, last);
+        return;
+    }
+    for (k = first; k <= last; k++) {
+        if (!g_hash_table_contains(d->undo, &k) ||
+            !ncq_disk_in_ranges(v + 1, nv, k)) {
+            g_hash_table_insert(d->undo, g_memdup2(&k, sizeof(k)),
+                                g_memdup2(buf + (k - first) *
+                                          BDRV_SECTOR_SIZE,
+                                          BDRV_SECTOR_SIZE));
+        }
+    }
+}
+
+uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
+                            int *nlost)
+{
+    IDEState *s = ncq_disk_state(d);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    NcqRange v[NCQ_MAX_VOLATILE];
+    GHashTableIter it;
+    gpointer key, value;
+    uint64_t sectors = 0;
+    int nv = 0, i;
+
+    d->powered_off = true;
+    /* Freeze the machine: nothing it does from now on reaches the disk. */
+    vm_stop(RUN_STATE_SHUTDOWN);
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        if (d->reqs[i].cmd) {
+            ncq_disk_drop(&d->reqs[i]);
+        }
+    }
+    d->held = false;
+    blk_drain(s->blk);
+    timer_del(d->timer);
+    if (d->timing) {
+        nv = ncq_model_volatile(d->model, now, v, ARRAY_SIZE(v));
+        nv = MAX(nv, 0);
+        ncq_model_power_loss(d->model, now);
+    }
+    for (i = 0; i < nv; i++) {
+        sectors += v[i].sectors;
+        if (lost) {
+            lost[i] = v[i];
+        }
+    }
+    if (nlost) {
+        *nlost = nv;
+    }
+    g_hash_table_iter_init(&it, d->undo);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        uint64_t lba = *(uint64_t *)key;
+
+        if (ncq_disk_in_ranges(v, nv, lba) &&
+            blk_pwrite(s->blk, lba * BDRV_SECTOR_SIZE, BDRV_SECTOR_SIZE,
+                       value, 0) < 0) {
+            warn_report("ncq-disk: power cut: cannot restore sector %"
+                        PRIu64, lba);
+        }
+    }
+    g_hash_table_remove_all(d->undo);
+    blk_flush(s->blk);
+    if (quit) {
+        qemu_system_shutdown_request(SHUTDOWN_CAUSE_HOST_QMP_QUIT);
+    }
+    return sectors;
 }

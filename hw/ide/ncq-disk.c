@@ -20,7 +20,6 @@
 #include "hw/ide/ide-dev.h"
 #include "hw/qdev-properties.h"
 #include "system/block-backend.h"
-#include "migration/blocker.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -31,6 +30,7 @@
 #define ID_SATA_CAP_NCQ_PRIO    (1 << 12)
 #define ID_CMDSET_EXT           84      /* and 87: enabled */
 #define ID_CMDSET_EXT_GPL       (1 << 5)
+#define ID_HW_RESET             93      /* PATA reset result; 0 on SATA */
 
 static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 {
@@ -45,12 +45,21 @@ static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 
     /* Only AHCI sets up queues; legacy IDE buses get a non-NCQ disk. */
     if (cap & ID_SATA_CAP_NCQ) {
+        /*
+         * A native SATA drive: with word 93 set, Linux takes the disk for
+         * a PATA drive behind a bridge (ata_dev_knobble) and limits it to
+         * UDMA/100 and 128 KiB commands.
+         */
+        stw_le_p(&words[ID_HW_RESET], 0);
         stw_le_p(&words[ID_QUEUE_DEPTH], d->queue_depth - 1);
         if (d->ncq_prio) {
             stw_le_p(&words[ID_SATA_CAP], cap | ID_SATA_CAP_NCQ_PRIO);
         }
     }
 }
+
+/* The longest time-out, as in model files (ncq_params_validate()) */
+#define NCQ_DISK_MAX_TIMEOUT_NS 3600000000000LL
 
 /*
  * A time property: "2s", "2030ms", "500us", "100000ns"; a bare number is
@@ -70,13 +79,21 @@ static bool ncq_disk_parse_time(const char *prop, const char *text,
     uint64_t v;
     size_t i;
 
-    if (qemu_strtou64(text, &end, 10, &v) == 0 || end != text) {
+    /* qemu_strtou64() would take "-1" as 2^64 - 1 */
+    if (!strchr(text, '-') &&
+        (qemu_strtou64(text, &end, 10, &v) == 0 || end != text)) {
         for (i = 0; i < ARRAY_SIZE(units); i++) {
-            if (!strcmp(end, units[i].suffix) &&
-                v <= INT64_MAX / units[i].ns) {
-                *ns = v * units[i].ns;
-                return true;
+            if (strcmp(end, units[i].suffix)) {
+                continue;
             }
+            /* The model file's limit; it keeps deadlines far from overflow */
+            if (v > NCQ_DISK_MAX_TIMEOUT_NS / units[i].ns) {
+                error_setg(errp, "%s='%s' is too long; use at most 3600s",
+                           prop, text);
+                return false;
+            }
+            *ns = v * units[i].ns;
+            return true;
         }
     }
     error_setg(errp, "%s='%s' is not a time; use e.g. 2s, 2030ms, 500us "
@@ -122,19 +139,53 @@ static bool ncq_disk_apply_settings(NcqDisk *d, Error **errp)
     return true;
 }
 
+/* Add fault rules (docs/faults.md): all of them, or none. */
+bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp)
+{
+    NcqFaultRule r[NCQ_MAX_FAULTS];
+    char err[512];
+    int n, i, first = ncq_model_fault_list(d->model, r, NCQ_MAX_FAULTS);
+
+    n = ncq_fault_parse(text, r, NCQ_MAX_FAULTS, err, sizeof(err));
+    if (n < 0) {
+        error_setg(errp, "faults: %s", err);
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        if (ncq_model_fault_add(d->model, &r[i], err, sizeof(err)) < 0) {
+            while (i--) {
+                ncq_model_fault_clear(d->model, first + i);
+            }
+            error_setg(errp, "faults: %s; give a range inside the disk and "
+                       "at most %d rules", err, NCQ_MAX_FAULTS);
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
 {
     char err[512];
 
     if (d->model_file) {
+        struct stat st;
+
         if (access(d->model_file, R_OK) < 0) {
             error_setg_errno(errp, errno, "model-file=%s cannot be read",
                              d->model_file);
             return false;
         }
+        /* A directory opens fine and fails only on read: say what it is. */
+        if (stat(d->model_file, &st) == 0 && !S_ISREG(st.st_mode)) {
+            error_setg(errp, "model-file=%s is not a regular file; give the "
+                       "path of a .ncqm model file", d->model_file);
+            return false;
+        }
         if (ncq_params_load_file(d->model_file, &d->params,
                                  err, sizeof(err)) < 0) {
-            error_setg(errp, "model-file: %s", err);
+            error_setg(errp, "model-file: %s (the format is in "
+                       "docs/model.md)", err);
             return false;
         }
     } else {
@@ -156,9 +207,8 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
 
 static void ncq_disk_release(NcqDisk *d)
 {
-    if (d->migration_blocker) {
-        migrate_del_blocker(&d->migration_blocker);
-    }
+    g_free(d->mig_state);
+    d->mig_state = NULL;
     ncq_disk_queue_cleanup(d);
     if (d->trace) {
         fclose(d->trace);
@@ -185,7 +235,33 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
                    "-drive if=none,id=ID,...");
         return;
     }
+    if (!blk_is_inserted(dev->conf.blk)) {
+        error_setg(errp, "drive '%s' has no medium; give its -drive a "
+                   "file=IMAGE", blk_name(dev->conf.blk));
+        return;
+    }
+    /* Caught here, the generic "Block node is read-only" says no fix. */
+    if (!blk_supports_write_perm(dev->conf.blk)) {
+        error_setg(errp, "drive '%s' is read-only; ncq-disk needs a "
+                   "writable image: drop readonly=on from its -drive",
+                   blk_name(dev->conf.blk));
+        return;
+    }
+    /* IDENTIFY has room for 20 and 8 characters; do not cut them. */
+    if (dev->serial && strlen(dev->serial) > 20) {
+        error_setg(errp, "serial='%s' is longer than ATA's 20 characters; "
+                   "shorten it", dev->serial);
+        return;
+    }
+    if (dev->version && strlen(dev->version) > 8) {
+        error_setg(errp, "ver='%s' is longer than ATA's 8 characters; "
+                   "shorten it", dev->version);
+        return;
+    }
     if (!ncq_disk_load_model(d, errp) || !ncq_disk_apply_settings(d, errp)) {
+        goto fail;
+    }
+    if (d->faults && !ncq_disk_add_faults(d, d->faults, errp)) {
         goto fail;
     }
 
@@ -211,16 +287,6 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
             goto fail;
         }
         ncq_trace_header(d->trace, d->params->name, d->seed);
-    }
-
-    if (d->timing) {
-        /* The queue and the drive's state have no VMState yet. */
-        error_setg(&d->migration_blocker, "ncq-disk with timing=on cannot "
-                   "be migrated or snapshotted yet (its queue and drive state "
-                   "do not move); use timing=off for that");
-        if (migrate_add_blocker(&d->migration_blocker, errp) < 0) {
-            goto fail;
-        }
     }
 
     g_free(dev->model);
@@ -263,6 +329,8 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("trace", NcqDisk, trace_path),
     DEFINE_PROP_BOOL("timing", NcqDisk, timing, true),
     DEFINE_PROP_BOOL("ncq-prio", NcqDisk, ncq_prio, true),
+    DEFINE_PROP_STRING("faults", NcqDisk, faults),
+    DEFINE_PROP_BOOL("power-loss", NcqDisk, power_loss, true),
 };
 
 static void ncq_disk_instance_init(Object *obj)
@@ -283,6 +351,8 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->ncq_submit = ncq_disk_ncq_submit;
     k->ncq_error = ncq_disk_ncq_error;
     k->ncq_cancel = ncq_disk_ncq_cancel;
+    k->ncq_restore = ncq_disk_ncq_restore;
+    dc->vmsd = &vmstate_ncq_disk;
     dc->unrealize = ncq_disk_unrealize;
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";

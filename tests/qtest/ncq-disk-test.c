@@ -549,6 +549,813 @@ static void test_matches_model(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/*
+ * Guest mistakes (issue 6): each case asserts the ATA outcome and that the
+ * drive still serves afterwards.
+ */
+
+#define FPDMA_MAX_SECTORS 65536             /* count field 0 */
+#define FPDMA_MAX_BYTES   (FPDMA_MAX_SECTORS * 512)
+
+/* Step the virtual clock until the command's tag leaves PxSACT. */
+static void ncq_wait_done(AHCIQState *ahci, uint8_t port, uint8_t slot)
+{
+    int i;
+
+    for (i = 0; i < 100000; i++) {
+        g_assert(!(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                   AHCI_PX_TFD_STS_ERR));
+        if (!(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & (1u << slot)) &&
+            !(ahci_px_rreg(ahci, port, AHCI_PX_CI) & (1u << slot))) {
+            return;
+        }
+        qtest_clock_step_next(ahci->parent->qts);
+    }
+    g_assert_not_reached();
+}
+
+/* An NCQ command of @len bytes (FPDMA_MAX_BYTES: count field 0) */
+static AHCICommand *ncq_prepare_len(AHCIQState *ahci, uint8_t port,
+                                    uint8_t ide_cmd, uint64_t gbuf,
+                                    size_t len, uint64_t lba)
+{
+    AHCICommand *cmd = ahci_command_create(ide_cmd);
+
+    ahci_command_adjust(cmd, lba, gbuf, len, 4 * 1024 * 1024);
+    ahci_command_commit(ahci, cmd, port);
+    return cmd;
+}
+
+/* Count 0 means 65,536 sectors: 32 MiB go out and come back intact. */
+static void test_ncq_count_zero(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    g_autofree uint8_t *out = g_malloc(FPDMA_MAX_BYTES);
+    g_autofree uint8_t *in = g_malloc(FPDMA_MAX_BYTES);
+    uint64_t gbuf = ahci_alloc(ahci, FPDMA_MAX_BYTES);
+    /* from LBA 0, and ending exactly at the last sector */
+    const uint64_t lbas[] = { 0, DISK_SECTORS - FPDMA_MAX_SECTORS };
+    AHCICommand *cmd;
+    size_t i, k;
+
+    for (k = 0; k < ARRAY_SIZE(lbas); k++) {
+        for (i = 0; i < FPDMA_MAX_BYTES; i++) {
+            out[i] = (i >> 9) * 7 + k + (i & 0xff);
+        }
+        qtest_bufwrite(qts, gbuf, out, FPDMA_MAX_BYTES);
+        cmd = ncq_prepare_len(ahci, port, WRITE_FPDMA_QUEUED, gbuf,
+                              FPDMA_MAX_BYTES, lbas[k]);
+        ahci_command_issue_async(ahci, cmd);
+        ncq_wait_done(ahci, port, ahci_command_slot(cmd));
+        ahci_command_free(cmd);
+
+        qtest_memset(qts, gbuf, 0, FPDMA_MAX_BYTES);
+        cmd = ncq_prepare_len(ahci, port, READ_FPDMA_QUEUED, gbuf,
+                              FPDMA_MAX_BYTES, lbas[k]);
+        ahci_command_issue_async(ahci, cmd);
+        ncq_wait_done(ahci, port, ahci_command_slot(cmd));
+        ahci_command_free(cmd);
+        qtest_bufread(qts, gbuf, in, FPDMA_MAX_BYTES);
+        g_assert(!memcmp(out, in, FPDMA_MAX_BYTES));
+    }
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * LBA ranges the drive must refuse with IDNF: one sector past the end
+ * with the maximum count, beyond capacity, and lba + count past 2^48
+ * (where a 48-bit sum would wrap).
+ */
+static void test_error_lba_out_of_range(void)
+{
+    static const struct {
+        uint64_t lba;
+        size_t len;
+    } cases[] = {
+        { DISK_SECTORS - FPDMA_MAX_SECTORS + 1, FPDMA_MAX_BYTES },
+        { DISK_SECTORS, 512 },
+        { (1ULL << 48) - 1, 4096 },
+        { (1ULL << 48) - 8, FPDMA_MAX_BYTES },
+    };
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, FPDMA_MAX_BYTES);
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        AHCICommand *cmd = ncq_prepare_len(ahci, port, READ_FPDMA_QUEUED,
+                                           gbuf, cases[i].len,
+                                           cases[i].lba);
+
+        ahci_command_issue_async(ahci, cmd);
+        g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_IDNF);
+        ncq_recover(ahci, port);
+        check_error_log(ahci, port, false, ahci_command_slot(cmd),
+                        ATA_ERR_IDNF, cases[i].lba);
+        ahci_command_free(cmd);
+    }
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Non-queued media commands while queued ones run: the drive aborts them
+ * all (NQ set in log 10h), as for IDENTIFY.
+ */
+static void test_error_nonqueued_media_while_queued(gconstpointer data)
+{
+    uint8_t ide_cmd = GPOINTER_TO_UINT(data);
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    AHCICommand *q, *nq;
+
+    q = ncq_prepare(ahci, port, WRITE_FPDMA_QUEUED, gbuf, 4096, 6000);
+    ahci_command_issue_async(ahci, q);
+    nq = ahci_command_create(ide_cmd);
+    if (ide_cmd != CMD_FLUSH_CACHE) {
+        ahci_command_adjust(nq, 7000, gbuf + 4096, 4096, 0);
+    }
+    ahci_command_commit(ahci, nq, port);
+    ahci_command_issue_async(ahci, nq);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT), ==, 0);
+    ncq_recover(ahci, port);
+    check_error_log(ahci, port, true, 0, ATA_ERR_ABRT, 0);
+    ahci_command_free(q);
+    ahci_command_free(nq);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * After an NCQ error the drive aborts every new queued command until the
+ * host reads log 10h (SATA 3.x 13.6.3.2); reading it re-opens the queue.
+ */
+static void test_error_queued_before_log_read(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    AHCICommand *bad, *next;
+
+    bad = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096,
+                      DISK_SECTORS);
+    ahci_command_issue_async(ahci, bad);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_IDNF);
+    ncq_recover(ahci, port);
+
+    next = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096, 4096,
+                       100);
+    ahci_command_issue_async(ahci, next);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    /* The log still names the first failure, not the aborted command. */
+    check_error_log(ahci, port, false, ahci_command_slot(bad), ATA_ERR_IDNF,
+                    DISK_SECTORS);
+    ahci_command_free(bad);
+    ahci_command_free(next);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/* A PRDT shorter than the sector count: the HBA refuses the command. */
+static void test_error_short_prdt(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    AHCICommandHeader hdr;
+    AHCICommand *cmd;
+
+    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 300);
+    /* 8 sectors in the FIS, no PRD at all */
+    ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+    hdr.prdtl = 0;
+    ahci_set_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/* Queue @n reads of 4 KiB at distinct LBAs; returns the commands. */
+static void ncq_queue_reads(AHCIQState *ahci, uint8_t port, uint64_t gbuf,
+                            AHCICommand **cmd, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 7919 * (i + 1));
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
+}
+
+/* None of the dropped commands completes, however far time moves. */
+static void check_queue_dropped(AHCIQState *ahci, uint8_t port, int n)
+{
+    QDict *info;
+
+    qtest_clock_step(ahci->parent->qts, 5000000000LL);     /* 5 s */
+    info = query_disk(ahci);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 0);
+    g_assert_cmpint(qdict_get_int(info, "submitted"), ==, n);
+    g_assert_cmpint(qdict_get_int(info, "completed-reads"), ==, 0);
+    qobject_unref(info);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT), ==, 0);
+}
+
+/* Software reset: SRST set, then clear (AHCI 1.3.1, 10.4.1). */
+static void ncq_soft_reset(AHCIQState *ahci, uint8_t port)
+{
+    QTestState *qts = ahci->parent->qts;
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        AHCICommand *cmd = ahci_command_create(CMD_FLUSH_CACHE);
+        AHCICommandHeader hdr;
+
+        if (i == 0) {
+            ahci_command_set_flags(cmd, CMDH_RESET | CMDH_CLR_BSY);
+        }
+        ahci_command_commit(ahci, cmd, port);
+        ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+        /* A control FIS: C bit clear, SRST in the device control field */
+        qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, flags), 0);
+        qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, control),
+                     i == 0 ? 0x04 : 0);
+        ahci_command_issue_async(ahci, cmd);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI) &
+                        (1u << ahci_command_slot(cmd)), ==, 0);
+        ahci_command_free(cmd);
+    }
+}
+
+/* Each kind of reset with 8 commands queued drops them all. */
+static void test_reset_kinds(gconstpointer data)
+{
+    const char *kind = data;
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 8 * 4096);
+    AHCICommand *cmd[8];
+    uint16_t id[256];
+    int i;
+
+    ncq_queue_reads(ahci, port, gbuf, cmd, 8);
+    if (!strcmp(kind, "hba")) {
+        ahci_set(ahci, AHCI_GHC, AHCI_GHC_HR);
+        g_assert_cmphex(ahci_rreg(ahci, AHCI_GHC) & AHCI_GHC_HR, ==, 0);
+    } else {
+        ncq_soft_reset(ahci, port);
+    }
+    check_queue_dropped(ahci, port, 8);
+    for (i = 0; i < 8; i++) {
+        ahci_command_free(cmd[i]);
+    }
+    ahci_free(ahci, gbuf);
+    if (!strcmp(kind, "hba")) {
+        /* As after power-on: the host sets the HBA up again. */
+        ahci_clean_mem(ahci);
+        ahci_hba_enable(ahci);
+        port = ahci_port_select(ahci);
+    }
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, &id, sizeof(id), 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Commands issued while COMRESET is asserted (PxSCTL.DET=1) are dropped
+ * when it is released; commands issued right after the reset, before
+ * any IDENTIFY, are served.
+ */
+static void test_reset_commands_during_and_after(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 4 * 4096);
+    AHCICommand *cmd[4];
+    int i;
+
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+    ncq_queue_reads(ahci, port, gbuf, cmd, 4);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    check_queue_dropped(ahci, port, 4);
+    for (i = 0; i < 4; i++) {
+        ahci_command_free(cmd[i]);
+    }
+    ahci_free(ahci, gbuf);
+    ahci_port_clear(ahci, port);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Stopping the port (PxCMD.ST=0) is no reset for the drive: the HBA
+ * forgets its commands, but the drive still holds and completes them.  A
+ * host that restarts the port and reuses their tags at once sends
+ * duplicate tags, which the drive aborts; the host recovers.
+ */
+static void test_port_stop_then_reuse_tags(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    AHCICommand *a, *b;
+
+    a = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 1234);
+    ahci_command_issue_async(ahci, a);
+    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT), ==, 0);
+    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    b = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096, 4096, 4321);
+    ncq_forge_tag(ahci, port, b, ahci_command_slot(a));
+    ahci_command_issue_async(ahci, b);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    check_error_log(ahci, port, false, ahci_command_slot(a), ATA_ERR_ABRT, 0);
+    ahci_command_free(a);
+    ahci_command_free(b);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A host that never reads its completions: PxIS is never cleared and tags
+ * are reissued as soon as PxSACT frees them.  Every write lands.
+ */
+static void test_never_clears_interrupts(void)
+{
+    enum { ROUNDS = 4, TAGS = 32 };
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, TAGS * 4096);
+    AHCICommand *cmd[TAGS] = { 0 };
+    uint8_t out[4096], in[4096];
+    int r, i;
+
+    for (r = 0; r < ROUNDS; r++) {
+        for (i = 0; i < TAGS; i++) {
+            if (cmd[i]) {
+                ncq_wait_done(ahci, port, ahci_command_slot(cmd[i]));
+                ahci_command_free(cmd[i]);
+            }
+            memset(out, r * TAGS + i, sizeof(out));
+            qtest_memwrite(qts, gbuf + 4096 * i, out, sizeof(out));
+            cmd[i] = ncq_prepare(ahci, port, WRITE_FPDMA_QUEUED,
+                                 gbuf + 4096 * i, 4096, 8 * (r * TAGS + i));
+            ahci_command_issue_async(ahci, cmd[i]);
+        }
+    }
+    for (i = 0; i < TAGS; i++) {
+        ncq_wait_done(ahci, port, ahci_command_slot(cmd[i]));
+        ahci_command_free(cmd[i]);
+    }
+    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_IS) & AHCI_PX_IS_SDBS);
+    ahci_free(ahci, gbuf);
+
+    ahci_port_clear(ahci, port);
+    for (i = 0; i < ROUNDS * TAGS; i += 17) {
+        memset(out, i, sizeof(out));
+        ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 8 * i);
+        g_assert(!memcmp(out, in, sizeof(in)));
+    }
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Fault injection and power loss (docs/faults.md): the ATA outcome byte
+ * for byte, and a drive that goes on serving afterwards.
+ */
+
+#define ATA_ERR_UNC    0x40
+#define ATA_STS_DRDY_ERR 0x41
+#define FAULT_MS       1000000LL
+
+/* An injected fault's counters, from query-ncq-disk-faults. */
+static void check_fault_counts(AHCIQState *ahci, int index, int64_t matched,
+                               int64_t hits)
+{
+    QDict *rsp = qtest_qmp(ahci->parent->qts,
+                           "{ 'execute': 'query-ncq-disk-faults', "
+                           "  'arguments': { 'id': 'disk0' } }");
+    QListEntry *e;
+    QDict *rule = NULL;
+
+    QLIST_FOREACH_ENTRY(qdict_get_qlist(rsp, "return"), e) {
+        QDict *r = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (qdict_get_int(r, "index") == index) {
+            rule = r;
+        }
+    }
+    g_assert_nonnull(rule);
+    g_assert_cmpint(qdict_get_int(rule, "matched"), ==, matched);
+    g_assert_cmpint(qdict_get_int(rule, "hits"), ==, hits);
+    qobject_unref(rsp);
+}
+
+/* The whole NCQ Command Error log page after a media error. */
+static void check_media_error_log(AHCIQState *ahci, uint8_t port,
+                                  uint8_t tag, uint8_t error, uint64_t lba,
+                                  uint16_t count)
+{
+    uint8_t log[512], want[512] = { 0 };
+    uint8_t sum = 0;
+    int i;
+
+    want[0] = tag;
+    want[2] = ATA_STS_DRDY_ERR;
+    want[3] = error;
+    want[4] = lba;
+    want[5] = lba >> 8;
+    want[6] = lba >> 16;
+    want[7] = 0x40;
+    want[8] = lba >> 24;
+    want[9] = lba >> 32;
+    want[10] = lba >> 40;
+    want[12] = count;
+    want[13] = count >> 8;
+    for (i = 0; i < 511; i++) {
+        sum += want[i];
+    }
+    want[511] = -sum;
+    ncq_read_log(ahci, port, 0x10, 0, log);
+    g_assert_cmpmem(log, sizeof(log), want, sizeof(want));
+}
+
+/*
+ * An injected UNC on a queued read: NCQ error, status DRDY|ERR, error
+ * UNC, log 10h names the tag and the first failing LBA; the queued read
+ * beside it is aborted; then the drive serves again.
+ */
+static void test_fault_unc_ncq(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "faults=unc@2000+8", &port);
+    uint64_t gbuf = ahci_alloc(ahci, 8192 + 4096);
+    AHCICommand *cmd, *other;
+    uint32_t tfd;
+
+    other = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 8192, 4096,
+                        90000);
+    ahci_command_issue_async(ahci, other);
+    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 8192, 1996);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_UNC);
+    tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
+    g_assert_cmphex(tfd & 0xff, ==, ATA_STS_DRDY_ERR);
+    ncq_recover(ahci, port);
+    check_media_error_log(ahci, port, ahci_command_slot(cmd), ATA_ERR_UNC,
+                          2000, 16);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT), ==, 0);
+    check_fault_counts(ahci, 0, 1, 1);
+    ahci_command_free(cmd);
+    ahci_command_free(other);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/* A one-shot write error: ABRT with the LBA in log 10h; the retry works. */
+static void test_fault_write_ncq(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "faults=werr@3000+4:once",
+                                      &port);
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    uint8_t out[4096], in[4096];
+    AHCICommand *cmd;
+
+    memset(out, 0xc3, sizeof(out));
+    qtest_memwrite(ahci->parent->qts, gbuf, out, sizeof(out));
+    cmd = ncq_prepare(ahci, port, WRITE_FPDMA_QUEUED, gbuf, 4096, 3000);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    check_media_error_log(ahci, port, ahci_command_slot(cmd), ATA_ERR_ABRT,
+                          3000, 8);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    ncq_io(ahci, port, WRITE_FPDMA_QUEUED, out, sizeof(out), 3000);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 3000);
+    g_assert(!memcmp(out, in, sizeof(in)));
+    check_fault_counts(ahci, 0, 2, 1);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A non-queued READ DMA EXT meets an UNC: the D2H Register FIS carries
+ * DRDY|ERR, UNC and, in its LBA fields, the first failing sector.
+ */
+static void test_fault_unc_non_queued(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "faults=unc@0x10002+8",
+                                      &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    AHCICommand *cmd = ahci_command_create(CMD_READ_DMA_EXT);
+    uint8_t fis[20];
+    uint16_t id[256];
+    uint64_t lba;
+
+    ahci_command_adjust(cmd, 0x10000, gbuf, 8192, 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_UNC);
+    qtest_memread(qts, ahci->port[port].fb + 0x40, fis, sizeof(fis));
+    g_assert_cmphex(fis[0], ==, 0x34);                  /* D2H Register */
+    g_assert_cmphex(fis[2], ==, ATA_STS_DRDY_ERR);
+    g_assert_cmphex(fis[3], ==, ATA_ERR_UNC);
+    lba = fis[4] | (fis[5] << 8) | (fis[6] << 16) | ((uint64_t)fis[8] << 24) |
+          ((uint64_t)fis[9] << 32) | ((uint64_t)fis[10] << 40);
+    g_assert_cmphex(lba, ==, 0x10002);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    /* as a host's error handler does: recover, IDENTIFY, carry on */
+    ncq_recover(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A hung command never completes, however long the clock runs, while the
+ * others do; a COMRESET drops it and the retry (one-shot rule) completes.
+ */
+static void test_fault_hang(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "faults=hang@4000:once",
+                                      &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    AHCICommand *hung, *ok;
+    uint8_t in[4096];
+    uint16_t id[256];
+    QDict *info;
+    QList *queue;
+
+    hung = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 4000);
+    ahci_command_issue_async(ahci, hung);
+    ok = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096, 4096, 50000);
+    ahci_command_issue_async(ahci, ok);
+    qtest_clock_step(qts, 60000 * FAULT_MS);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT), ==,
+                    1u << ahci_command_slot(hung));
+    info = query_disk(ahci);
+    queue = qdict_get_qlist(info, "queue");
+    g_assert_cmpint(qlist_size(queue), ==, 1);
+    g_assert_cmpint(qdict_get_int(qobject_to(QDict, qlist_peek(queue)),
+                                  "lba"), ==, 4000);
+    qobject_unref(info);
+
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    qtest_clock_step(qts, 1000 * FAULT_MS);
+    info = query_disk(ahci);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 0);
+    qobject_unref(info);
+    ahci_command_free(hung);
+    ahci_command_free(ok);
+    ahci_free(ahci, gbuf);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, &id, sizeof(id), 0);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 4000);
+    check_fault_counts(ahci, 0, 2, 1);
+    ncq_shutdown(ahci);
+}
+
+/* Virtual time from issue to completion of one queued read. */
+static int64_t ncq_read_latency(AHCIQState *ahci, uint8_t port, uint64_t lba)
+{
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    AHCICommand *cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096,
+                                   lba);
+    int64_t t0 = qtest_clock_step(qts, 1), now = t0;  /* reads the clock */
+
+    ahci_command_issue_async(ahci, cmd);
+    while (ahci_px_rreg(ahci, port, AHCI_PX_SACT) &
+           (1u << ahci_command_slot(cmd))) {
+        now = qtest_clock_step_next(qts);
+    }
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    return now - t0;
+}
+
+/* A slow region adds its delay; without the rule the same read is fast. */
+static void test_fault_slow(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path,
+                                      "faults=slow@5000+8:delay=250ms",
+                                      &port);
+    int64_t slow, fast;
+    QDict *rsp;
+
+    slow = ncq_read_latency(ahci, port, 5000);
+    rsp = qtest_qmp(ahci->parent->qts,
+                    "{ 'execute': 'ncq-disk-fault-clear', "
+                    "  'arguments': { 'id': 'disk0' } }");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    fast = ncq_read_latency(ahci, port, 5000);
+    g_assert_cmpint(slow, >=, 250 * FAULT_MS);
+    g_assert_cmpint(slow, <, 250 * FAULT_MS + 50 * FAULT_MS);
+    g_assert_cmpint(fast, <, 50 * FAULT_MS);
+    ncq_shutdown(ahci);
+}
+
+/* Rules over QMP: add, list with counters, clear one, clear all, errors. */
+static void test_fault_qmp(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "power-loss=off", &port);
+    QTestState *qts = ahci->parent->qts;
+    QDict *rsp;
+    QList *list;
+    uint8_t in[4096];
+    int i;
+
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-fault-add', 'arguments': "
+                    "{ 'id': 'disk0', 'rules': "
+                    "  'unc@10+2:every=2;slow@20+1:delay=1ms:writes' } }");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    for (i = 0; i < 3; i++) {
+        uint64_t gbuf = ahci_alloc(ahci, 4096);
+        AHCICommand *cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf,
+                                       4096, 8);
+
+        ahci_command_issue_async(ahci, cmd);
+        if (i == 1) {
+            g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_UNC);
+            ncq_recover(ahci, port);
+            check_media_error_log(ahci, port, ahci_command_slot(cmd),
+                                  ATA_ERR_UNC, 10, 8);
+        } else {
+            ncq_wait_done(ahci, port, ahci_command_slot(cmd));
+        }
+        ahci_command_free(cmd);
+        ahci_free(ahci, gbuf);
+    }
+    rsp = qtest_qmp(qts, "{ 'execute': 'query-ncq-disk-faults', "
+                    "  'arguments': { 'id': 'disk0' } }");
+    list = qdict_get_qlist(rsp, "return");
+    g_assert_cmpint(qlist_size(list), ==, 2);
+    g_assert_cmpstr(qdict_get_str(qobject_to(QDict, qlist_peek(list)),
+                                  "rule"), ==, "unc@10+2:every=2");
+    qobject_unref(rsp);
+    check_fault_counts(ahci, 0, 3, 1);
+    check_fault_counts(ahci, 1, 0, 0);
+
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-fault-clear', "
+                    "  'arguments': { 'id': 'disk0', 'index': 0 } }");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(qts, "{ 'execute': 'query-ncq-disk-faults', "
+                    "  'arguments': { 'id': 'disk0' } }");
+    list = qdict_get_qlist(rsp, "return");
+    g_assert_cmpint(qlist_size(list), ==, 1);
+    g_assert_cmpstr(qdict_get_str(qobject_to(QDict, qlist_peek(list)),
+                                  "kind"), ==, "slow");
+    qobject_unref(rsp);
+
+    /* a bad rule: nothing is added, the error names the fix */
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-fault-add', 'arguments': "
+                    "{ 'id': 'disk0', 'rules': 'unc@1;slow@2' } }");
+    g_assert(strstr(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"),
+                    "fault rule 2 'slow@2': slow needs :delay=TIME"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-fault-clear', "
+                    "  'arguments': { 'id': 'disk0', 'index': 1 } }");
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-power-cut', "
+                    "  'arguments': { 'id': 'disk0' } }");
+    g_assert(strstr(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"),
+                    "start it with power-loss=on"));
+    qobject_unref(rsp);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 10);
+    ncq_shutdown(ahci);
+}
+
+/* Eight sectors of the image file at @lba equal @byte everywhere. */
+static void check_image(const char *path, uint64_t lba, uint8_t byte)
+{
+    uint8_t buf[4096], want[4096];
+    int fd = open(path, O_RDONLY);
+
+    g_assert(fd >= 0);
+    g_assert_cmpint(pread(fd, buf, sizeof(buf), lba * 512), ==, sizeof(buf));
+    close(fd);
+    memset(want, byte, sizeof(want));
+    g_assert_cmpmem(buf, sizeof(buf), want, sizeof(want));
+}
+
+/* A queued write of @byte, with FUA if asked, to completion. */
+static void ncq_write_fill(AHCIQState *ahci, uint8_t port, uint64_t lba,
+                           uint8_t byte, bool fua)
+{
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    AHCICommand *cmd;
+    AHCICommandHeader hdr;
+
+    qtest_memset(qts, gbuf, byte, 4096);
+    cmd = ncq_prepare(ahci, port, WRITE_FPDMA_QUEUED, gbuf, 4096, lba);
+    if (fua) {
+        ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+        qtest_writeb(qts, hdr.ctba + offsetof(NCQFIS, device), 0xc0);
+    }
+    ahci_command_issue_async(ahci, cmd);
+    ncq_wait(ahci, port, cmd);
+    ahci_command_verify(ahci, cmd);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+}
+
+/*
+ * Power cut: flushed data and FUA data survive; data only in the write
+ * cache is lost, i.e. the image holds those sectors' old contents.
+ */
+static void test_power_cut(void)
+{
+    g_autofree char *path = g_strdup("/tmp/qtest.ncq-disk-power.XXXXXX");
+    int fd = g_mkstemp(path);
+    AHCIQState *ahci;
+    AHCICommand *flush;
+    QDict *rsp, *ret;
+    QListEntry *e;
+    uint8_t port;
+    bool lost_1000 = false, lost_5000 = false;
+
+    g_assert(fd >= 0);
+    g_assert(ftruncate(fd, 16 * 1024 * 1024) == 0);
+    close(fd);
+    ahci = ncq_boot_ready(path, NULL, &port);
+
+    ncq_write_fill(ahci, port, 1000, 0x11, false);      /* then flushed */
+    flush = ahci_command_create(CMD_FLUSH_CACHE);
+    ahci_command_commit(ahci, flush, port);
+    ahci_command_issue_async(ahci, flush);
+    ncq_wait(ahci, port, flush);
+    ahci_command_verify(ahci, flush);
+    ahci_command_free(flush);
+    ncq_write_fill(ahci, port, 3000, 0x33, true);       /* FUA */
+    ncq_write_fill(ahci, port, 1000, 0x22, false);      /* cached only */
+    ncq_write_fill(ahci, port, 5000, 0x55, false);      /* cached only */
+    check_image(path, 5000, 0x55);      /* the device wrote it at once */
+
+    rsp = qtest_qmp(ahci->parent->qts,
+                    "{ 'execute': 'ncq-disk-power-cut', "
+                    "  'arguments': { 'id': 'disk0', 'quit': false } }");
+    ret = qdict_get_qdict(rsp, "return");
+    g_assert_nonnull(ret);
+    QLIST_FOREACH_ENTRY(qdict_get_qlist(ret, "lost"), e) {
+        QDict *r = qobject_to(QDict, qlist_entry_obj(e));
+        uint64_t lba = qdict_get_int(r, "lba");
+
+        g_assert_cmpint(qdict_get_int(r, "sectors"), ==, 8);
+        lost_1000 |= lba == 1000;
+        lost_5000 |= lba == 5000;
+        g_assert(lba == 1000 || lba == 5000);
+    }
+    /* the last write cannot have been destaged: the cut came with it */
+    g_assert(lost_5000);
+    g_assert_cmpint(qdict_get_int(ret, "lost-sectors"), ==,
+                    8 * (lost_1000 + lost_5000));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(ahci->parent->qts, "{ 'execute': 'query-status' }");
+    g_assert_cmpstr(qdict_get_str(qdict_get_qdict(rsp, "return"), "status"),
+                    ==, "shutdown");
+    qobject_unref(rsp);
+
+    check_image(path, 5000, 0x00);
+    check_image(path, 3000, 0x33);
+    check_image(path, 1000, lost_1000 ? 0x11 : 0x22);
+    ncq_shutdown(ahci);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     int fd, ret;
@@ -585,6 +1392,34 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/error/non-queued-while-queued",
                    test_error_nonqueued_while_queued);
     qtest_add_func("/ncq-disk/reset/drops-queue", test_reset_drops_queue);
+    qtest_add_func("/ncq-disk/ncq/count-zero-is-65536", test_ncq_count_zero);
+    qtest_add_func("/ncq-disk/error/lba-out-of-range",
+                   test_error_lba_out_of_range);
+    qtest_add_data_func("/ncq-disk/error/non-queued-while-queued/read-dma",
+                        GUINT_TO_POINTER(CMD_READ_DMA_EXT),
+                        test_error_nonqueued_media_while_queued);
+    qtest_add_data_func("/ncq-disk/error/non-queued-while-queued/flush",
+                        GUINT_TO_POINTER(CMD_FLUSH_CACHE),
+                        test_error_nonqueued_media_while_queued);
+    qtest_add_func("/ncq-disk/error/queued-before-log-read",
+                   test_error_queued_before_log_read);
+    qtest_add_func("/ncq-disk/error/short-prdt", test_error_short_prdt);
+    qtest_add_data_func("/ncq-disk/reset/hba", "hba", test_reset_kinds);
+    qtest_add_data_func("/ncq-disk/reset/srst", "srst", test_reset_kinds);
+    qtest_add_func("/ncq-disk/reset/commands-during-and-after",
+                   test_reset_commands_during_and_after);
+    qtest_add_func("/ncq-disk/reset/port-stop-then-reuse-tags",
+                   test_port_stop_then_reuse_tags);
+    qtest_add_func("/ncq-disk/guest/never-clears-interrupts",
+                   test_never_clears_interrupts);
+    qtest_add_func("/ncq-disk/fault/unc-ncq", test_fault_unc_ncq);
+    qtest_add_func("/ncq-disk/fault/write-ncq", test_fault_write_ncq);
+    qtest_add_func("/ncq-disk/fault/unc-non-queued",
+                   test_fault_unc_non_queued);
+    qtest_add_func("/ncq-disk/fault/hang", test_fault_hang);
+    qtest_add_func("/ncq-disk/fault/slow", test_fault_slow);
+    qtest_add_func("/ncq-disk/fault/qmp", test_fault_qmp);
+    qtest_add_func("/ncq-disk/power-cut", test_power_cut);
 
     ret = g_test_run();
     unlink(img_path);

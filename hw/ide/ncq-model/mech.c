@@ -143,7 +143,16 @@ int64_t ncq_position_time_at(const NcqModel *m, uint32_t cyl, uint32_t head,
                              uint64_t pos0, const NcqSlot *s)
 {
     int64_t sk = ncq_seek_to(m, cyl, head, s);
-    uint64_t pos = pos0 + (uint64_t)sk * m->p.rpm, w;
+    uint64_t pos, w;
+
+    if (sk) {
+        /*
+         * The firmware plans with the settle it allows for (it cannot know
+         * this seek's), so that its pick rarely misses the sector.
+         */
+        sk += m->p.seek_plan_settle_ns;
+    }
+    pos = pos0 + (uint64_t)sk * m->p.rpm;
 
     if (pos >= NCQ_REV) {
         pos -= NCQ_REV;

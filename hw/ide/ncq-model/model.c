@@ -54,7 +54,8 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    m->p = *p;
+    /* memcpy, padding included: saved states compare parameters by bytes */
+    memcpy(&m->p, p, sizeof(*p));
     m->s.policy = p->policy;
     m->s.aging_weight_milli = p->aging_weight_milli;
     m->s.starvation_timeout_ns = p->starvation_timeout_ns;
@@ -356,6 +357,7 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     s->c.arrival_ns = now_ns;
     s->c.dispatch_ns = -1;
     s->c.queue_len_at_arrival = m->outstanding;
+    ncq_fault_check(m, s);
     m->outstanding++;
     m->st.submitted++;
     if ((uint32_t)m->outstanding > m->st.max_queue_len) {
@@ -381,17 +383,17 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         s->angle = ncq_layout_angle(m, &ph);
         s->ph = ph;
     }
-    if (cmd->op == NCQ_OP_READ && !cmd->fua &&
+    if (cmd->op == NCQ_OP_READ && !s->cmd.fua &&
         ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns, &seg)) {
         ncq_serve_hit(m, s, now_ns);
         ncq_pf_consume(m, seg, cmd->lba + cmd->sectors, now_ns);
         return 0;
     }
-    if (cmd->op == NCQ_OP_READ && !cmd->fua &&
+    if (cmd->op == NCQ_OP_READ && !s->cmd.fua &&
         ncq_pf_stream_hit(m, s, now_ns, false)) {
         return 0;
     }
-    if (cmd->op == NCQ_OP_WRITE && !cmd->fua && m->s.write_cache &&
+    if (cmd->op == NCQ_OP_WRITE && !s->cmd.fua && m->s.write_cache &&
         ncq_wcache_insert(m, cmd->lba, cmd->sectors)) {
         int64_t st = now_ns > m->bus_free ? now_ns : m->bus_free;
         int64_t bus = ncq_bus_ns(m, cmd->sectors);
@@ -408,7 +410,7 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     }
     ncq_slot_state(m, s, NCQ_SLOT_QUEUED);
     m->qorder[m->nq++] = idx;
-    if (cmd->op == NCQ_OP_READ && !cmd->fua && cmd->queued) {
+    if (cmd->op == NCQ_OP_READ && !s->cmd.fua && cmd->queued) {
         m->rd_lo[idx] = cmd->lba;
         m->rd_hi[idx] = cmd->lba + cmd->sectors;
     } else {
@@ -497,12 +499,63 @@ uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
     }
     m->pf_armed = false;
     lost = m->dirty_sectors;
+    if (m->mech == NCQ_MECH_DESTAGE) {
+        /* an interrupted destage does not count as written */
+        lost += m->destage.n;
+        m->mech = NCQ_MECH_IDLE;
+        m->mech_until = m->now;
+    }
     m->ndirty = 0;
     m->dirty_sectors = 0;
     for (i = 0; i < NCQ_MAX_SEGS; i++) {
         m->seg[i].valid = false;
     }
     return lost;
+}
+
+static int ncq_range_cmp(const void *a, const void *b)
+{
+    const NcqRange *x = a, *y = b;
+
+    return x->lba < y->lba ? -1 : x->lba > y->lba;
+}
+
+int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max)
+{
+    NcqRange r[NCQ_MAX_DIRTY + 1 + NCQ_SLOTS];
+    int n = 0, i, k = 0;
+
+    ncq_run_to(m, now_ns);
+    for (i = 0; i < m->ndirty; i++) {
+        r[n++] = (NcqRange) { m->dirty[i].lba, m->dirty[i].n };
+    }
+    if (m->mech == NCQ_MECH_DESTAGE) {
+        r[n++] = (NcqRange) { m->destage.lba, m->destage.n };
+    }
+    for (i = 0; i < NCQ_SLOTS; i++) {
+        const NcqSlot *s = &m->slot[i];
+
+        if ((s->state == NCQ_SLOT_QUEUED || s->state == NCQ_SLOT_SERVICE) &&
+            s->cmd.op == NCQ_OP_WRITE) {
+            r[n++] = (NcqRange) { s->cmd.lba, s->cmd.sectors };
+        }
+    }
+    qsort(r, n, sizeof(r[0]), ncq_range_cmp);
+    for (i = 0; i < n; i++) {
+        if (k && r[i].lba <= out[k - 1].lba + out[k - 1].sectors) {
+            uint64_t end = r[i].lba + r[i].sectors;
+
+            if (end > out[k - 1].lba + out[k - 1].sectors) {
+                out[k - 1].sectors = end - out[k - 1].lba;
+            }
+            continue;
+        }
+        if (k >= max) {
+            return NCQ_ERR_INVAL;
+        }
+        out[k++] = r[i];
+    }
+    return k;
 }
 
 int ncq_model_outstanding(const NcqModel *m)

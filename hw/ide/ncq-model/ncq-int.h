@@ -46,6 +46,9 @@ typedef struct NcqSlot {
     uint32_t head;
     uint64_t angle;       /* rotational position of its start */
     NcqPhys ph;
+    /* injected at submit (fault.c) */
+    int64_t fault_delay_ns;
+    bool fault_hang;
 } NcqSlot;
 
 typedef struct NcqSeg {
@@ -140,6 +143,10 @@ struct NcqModel {
 
     NcqSsd ssd;
     NcqStats st;
+
+    /* fault injection rules (fault.c) */
+    NcqFaultRule fault[NCQ_MAX_FAULTS];
+    int nfaults;
 };
 
 static inline void ncq_slot_state(NcqModel *m, NcqSlot *s,
@@ -150,6 +157,14 @@ static inline void ncq_slot_state(NcqModel *m, NcqSlot *s,
     m->mask[s->state] &= ~bit;
     s->state = st;
     m->mask[st] |= bit;
+    /*
+     * Every path that fixes a completion time passes here: an injected
+     * slow command completes late, a hung one never (fault.c).
+     */
+    if (st == NCQ_SLOT_SERVICE && (s->fault_delay_ns || s->fault_hang)) {
+        s->c.complete_ns = s->fault_hang ? INT64_MAX :
+                           s->c.complete_ns + s->fault_delay_ns;
+    }
 }
 
 /* rng.c */
@@ -204,6 +219,10 @@ void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now);
 
 /* model.c */
 void ncq_serve_hit(NcqModel *m, NcqSlot *s, int64_t t);
+
+/* fault.c */
+void ncq_fault_check(NcqModel *m, NcqSlot *s);
+int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 
 /* params.c / builtin.c */
 extern const char *const ncq_builtin_names[];

@@ -11,6 +11,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,7 @@ static const NcqKey ncq_keys[] = {
     K("seek", "head_switch_ms", KT_MS, head_switch_ns),
     K("seek", "write_settle_ms", KT_MS, write_settle_ns),
     K("seek", "jitter_ms", KT_MS, seek_jitter_ns),
+    K("seek", "plan_settle_ms", KT_MS, seek_plan_settle_ns),
     K("overhead", "read_miss_ms", KT_MS, ovh_read_miss_ns),
     K("overhead", "read_hit_ms", KT_MS, ovh_read_hit_ns),
     K("overhead", "write_ms", KT_MS, ovh_write_ns),
@@ -417,6 +419,7 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
         const int64_t times[] = {
             p->seek_a_ns, p->seek_b_ns, p->seek_c_ns, p->seek_e_ns,
             p->head_switch_ns, p->write_settle_ns, p->seek_jitter_ns,
+            p->seek_plan_settle_ns,
             p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
             p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
             p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
@@ -650,8 +653,11 @@ int ncq_params_parse(const char *text, const char *fname,
             snprintf(full, sizeof(full), "%s.%s", ncq_keys[j].section,
                      ncq_keys[j].key);
             if (!strcmp(full, ncq_required[i]) && !seen[j]) {
-                snprintf(err, errlen, "%s:%d: key '%s': missing required "
-                         "key", fname, lineno, ncq_required[i]);
+                /* No line number: the key is missing from the whole file */
+                snprintf(err, errlen, "%s: key '%s': missing required "
+                         "key; add %s = ... to section [%s]", fname,
+                         ncq_required[i], ncq_keys[j].key,
+                         ncq_keys[j].section);
                 goto fail;
             }
         }
@@ -705,9 +711,18 @@ int ncq_params_load_file(const char *path, NcqParams **out,
     }
     n = fread(buf, 1, (1 << 20) - 1, f);
     if (ferror(f) || n == (1 << 20) - 1) {
+        int read_errno = errno;
+        bool failed = ferror(f);
+
         fclose(f);
         free(buf);
-        snprintf(err, errlen, "%s: read error or larger than 1 MiB", path);
+        if (failed) {
+            snprintf(err, errlen, "%s: cannot read: %s", path,
+                     strerror(read_errno));
+        } else {
+            snprintf(err, errlen, "%s: larger than 1 MiB; a model file "
+                     "is a few KiB of text", path);
+        }
         return NCQ_ERR_IO;
     }
     fclose(f);

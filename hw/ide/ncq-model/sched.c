@@ -464,7 +464,8 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     }
     m->st.clustered += nm - 1;
     m->mech = NCQ_MECH_CMD;
-    m->mech_until = t_end;
+    /* an injected slow sector keeps the mechanism retrying (fault.c) */
+    m->mech_until = t_end + ncq_fault_hold(m, members, nm);
     m->plan_cutoff = t;
     m->cur_cyl = ec;
     m->cur_head = eh;

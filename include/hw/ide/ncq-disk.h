@@ -29,6 +29,8 @@ typedef struct NcqDiskReq {
     BlockAIOCB *aiocb;      /* host I/O in flight */
     bool host_done;
     int host_ret;
+    bool mig_active;        /* migration: the tag was in the drive */
+    bool restored;          /* migration: the HBA handed it back */
 } NcqDiskReq;
 
 /* NCQ Command Error log (log address 10h) */
@@ -69,8 +71,16 @@ struct NcqDisk {
     uint8_t held_cmd;
     bool passthrough;       /* re-executing the held command */
     uint64_t guest_errors;  /* commands failed for the guest's mistakes */
+    char *faults;           /* property: fault rules (docs/faults.md) */
+    bool power_loss;        /* property: keep old contents for power cuts */
+    uint64_t injected_errors;   /* commands failed by fault rules */
+    uint8_t held_error;     /* the held command fails with this error */
+    uint64_t held_error_lba;
+    GHashTable *undo;       /* LBA -> old contents (ncq_disk_save_undo) */
+    bool powered_off;       /* power cut: the drive answers nothing */
     uint64_t host_waits;    /* deadlines that had to wait for host I/O */
-    Error *migration_blocker;
+    uint8_t *mig_state;     /* migration: the model's state blob */
+    uint32_t mig_state_len;
 };
 
 /* ncq-disk-queue.c */
@@ -84,6 +94,18 @@ int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_arm_timer(NcqDisk *d);
 
 void ncq_disk_run_held(NcqDisk *d);
+
+/* ncq-disk-queue.c: power loss (docs/faults.md) */
+void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n);
+uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
+                            int *nlost);
+
+/* ncq-disk.c */
+bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
+
+/* ncq-disk-migrate.c */
+extern const VMStateDescription vmstate_ncq_disk;
+bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd);
 
 /* ncq-disk-cmd.c */
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,

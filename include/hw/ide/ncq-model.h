@@ -123,8 +123,10 @@ typedef struct NcqParams {
     NcqSeekPoint seek_points[NCQ_MAX_SEEK_POINTS];
     int64_t head_switch_ns;
     int64_t write_settle_ns;      /* extra settle before writing */
-    /* settle varies uniformly in [0, this]; the firmware plans without */
+    /* settle varies uniformly in [0, this], unknown before the seek */
     int64_t seek_jitter_ns;
+    /* settle the firmware allows for when it plans a seek (SPTF) */
+    int64_t seek_plan_settle_ns;
     int64_t ovh_read_miss_ns;     /* command overhead, media read */
     int64_t ovh_read_hit_ns;      /* command overhead, buffer hit */
     int64_t ovh_write_ns;         /* command overhead, write */
@@ -203,6 +205,8 @@ typedef struct NcqCompletion {
     uint64_t access_id;       /* media access (clustered share one); 0 none */
     uint32_t queue_len_at_arrival;
     uint32_t delay_count;     /* later arrivals that completed first */
+    int fault;                /* NcqFaultKind injected, NCQ_FAULT_NONE */
+    uint64_t fault_lba;       /* first failing sector (UNC, write error) */
 } NcqCompletion;
 
 #define NCQ_LAT_BUCKETS   18
@@ -309,10 +313,23 @@ void ncq_model_reset(NcqModel *m, int64_t now_ns);
 /*
  * Power loss at @now_ns: like a reset, and the buffer is lost too (read
  * cache, read-ahead, dirty data of the write cache).  Returns the number
- * of dirty sectors that never reached the media.  The model does not hold
- * data: a device that wants to emulate the loss must act on this itself.
+ * of dirty sectors that never reached the media (an interrupted destage
+ * included).  The model does not hold data: a device that wants to
+ * emulate the loss must act on this itself (ncq_model_volatile() says
+ * which sectors).
  */
 uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns);
+
+/*
+ * The model's whole state (queue, mechanism, buffer, generator, counters)
+ * as an opaque blob of ncq_model_state_size() bytes, for snapshots and
+ * migration.  A load needs a model made from the same parameters by the
+ * same build; anything else fails with a message and leaves @m as it was.
+ */
+size_t ncq_model_state_size(const NcqModel *m);
+int ncq_model_state_save(const NcqModel *m, void *buf, size_t len);
+int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
+                         char *err, size_t errlen);
 
 void ncq_model_stats(const NcqModel *m, NcqStats *st);
 void ncq_model_stats_clear(NcqModel *m);
@@ -325,6 +342,81 @@ int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
                          NcqQueueEntry *out, int max);
 int ncq_model_outstanding(const NcqModel *m);
 size_t ncq_model_size(const NcqModel *m);    /* bytes of instance memory */
+
+/* ---- fault injection (fault.c, docs/faults.md) ---- */
+typedef enum NcqFaultKind {
+    NCQ_FAULT_NONE = 0,
+    NCQ_FAULT_UNC = 1,        /* read fails: uncorrectable data */
+    NCQ_FAULT_WRITE = 2,      /* write fails */
+    NCQ_FAULT_HANG = 3,       /* never completes (until a reset) */
+    NCQ_FAULT_SLOW = 4,       /* completes delay_ns late */
+    NCQ_FAULT_POWERCUT = 5,   /* power is cut when it completes */
+    NCQ_FAULT__MAX = 6,
+} NcqFaultKind;
+
+typedef enum NcqFaultMode {
+    NCQ_FAULT_ALWAYS = 0,     /* every matching command */
+    NCQ_FAULT_ONCE = 1,       /* the first matching command only */
+    NCQ_FAULT_EVERY = 2,      /* the every-th, 2*every-th... matching one */
+} NcqFaultMode;
+
+#define NCQ_FAULT_READS     1u
+#define NCQ_FAULT_WRITES    2u
+#define NCQ_MAX_FAULTS      16
+
+/*
+ * A rule matches READ and WRITE commands (queued or not) that touch
+ * [lba, lba + sectors) and whose op is in @ops.  Rules are checked in
+ * order: every slow rule that fires adds its delay; the first error, hang
+ * or power-cut rule that fires decides the outcome (a later one that would
+ * fire too is not counted as a hit, and a one-shot rule stays armed).
+ */
+typedef struct NcqFaultRule {
+    NcqFaultKind kind;
+    uint64_t lba;
+    uint64_t sectors;
+    NcqFaultMode mode;
+    uint32_t every;           /* NCQ_FAULT_EVERY: 1.. */
+    uint32_t ops;             /* NCQ_FAULT_READS | NCQ_FAULT_WRITES */
+    int64_t delay_ns;         /* NCQ_FAULT_SLOW */
+    uint64_t matched;         /* commands that touched the range */
+    uint64_t hits;            /* commands the rule acted on */
+} NcqFaultRule;
+
+/*
+ * Parse rules separated by ';' (docs/faults.md), e.g.
+ * "unc@1000+8;slow@0+2048:delay=50ms:every=4".  Returns the number of
+ * rules stored in @out (at most @max), or NCQ_ERR_PARSE with a message
+ * naming the faulty rule and the expected syntax.
+ */
+int ncq_fault_parse(const char *text, NcqFaultRule *out, int max,
+                    char *err, size_t errlen);
+/* The rule in the syntax ncq_fault_parse() reads; returns snprintf's. */
+int ncq_fault_format(const NcqFaultRule *r, char *buf, size_t len);
+const char *ncq_fault_kind_name(NcqFaultKind k);
+/* Append a rule (counters reset); its index, or NCQ_ERR_* with @err. */
+int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
+                        char *err, size_t errlen);
+/* Remove rule @index, or all rules if @index < 0; NCQ_ERR_INVAL if none. */
+int ncq_model_fault_clear(NcqModel *m, int index);
+int ncq_model_fault_list(const NcqModel *m, NcqFaultRule *out, int max);
+/* The fault decided for outstanding command @id, or NCQ_FAULT_NONE. */
+NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id);
+
+/* ---- power loss ---- */
+typedef struct NcqRange {
+    uint64_t lba;
+    uint64_t sectors;
+} NcqRange;
+/*
+ * Sectors whose new contents are not on the media at @now_ns: dirty data
+ * of the write cache, the destage in progress, and the ranges of writes
+ * not yet completed.  Sorted by LBA, merged; returns the number of ranges,
+ * or NCQ_ERR_INVAL if they do not fit in @max (NCQ_MAX_VOLATILE always
+ * does).  What ncq_model_power_loss() at @now_ns loses.
+ */
+#define NCQ_MAX_VOLATILE    (128 + 1 + NCQ_MAX_TAGS + 1)
+int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max);
 
 /* ---- names ---- */
 const char *ncq_policy_name(NcqPolicy p);

@@ -1,0 +1,226 @@
+"""Guest-side experiments that reproduce the published NCQ phenomena
+(../../docs/scenarios.md, targets.md of the project's brief).
+
+One module per scenario, sN_<name>.py, each with:
+
+  TITLE                       one line
+  run(workdir) -> dict        boots the guest(s); JSON-serialisable figures
+                              and the raw series the plots need
+  check(result) -> [str]      failed assertions (empty: the phenomenon holds)
+  plot(result, outdir) -> [Path]          PNGs (matplotlib, Agg)
+  report_md(result, pngs) -> str          the report's Markdown section
+
+This file holds only what several scenarios share: booting a guest with a
+trace, splitting and summarising traces, percentiles, CDFs, Jain's index.
+"""
+
+import hashlib
+import json
+import math
+import time
+from pathlib import Path
+
+import ncqguest
+from ncqguest import Workload, read_trace
+
+SECTOR = 512
+DEV = "/sys/block/sda/device"
+QUEUE = "/sys/block/sda/queue"
+
+# Marker reads: one 512-byte O_DIRECT read at a scenario-chosen LBA,
+# issued between the phases of a run so that the device trace can be split
+# by phase.  Workload reads are 4 KiB or larger, so a 1-sector record is
+# always a marker.  (fio, not busybox dd: the image's dd has no
+# iflag=direct, and a buffered read reaches the disk as a 4 KiB page.)
+MARKER_SECTORS = 1
+
+
+def report_command(numbers):
+    """The command that regenerates a report section or figure."""
+    return f"python3 scripts/report.py --scenarios {numbers}"
+
+
+def marker_cmd(lba):
+    """Shell line for a marker read at lba (see MARKER_SECTORS)."""
+    return (f"fio --name=marker --filename=/dev/sda --direct=1 "
+            f"--ioengine=psync --rw=read --bs={SECTOR} "
+            f"--offset={lba * SECTOR} --size={SECTOR} --output=/dev/null")
+
+
+class Run:
+    """One finished guest run: the harness Result, the device trace (path,
+    header, records) and the wall-clock time of the boot."""
+
+    def __init__(self, workdir, result, trace_path, wall_s, device,
+                 qemu_sha256=None):
+        self.workdir = Path(workdir)
+        self.qemu_sha256 = qemu_sha256
+        self.res = result
+        self.trace_path = Path(trace_path)
+        self.header, self.records = read_trace(trace_path)
+        self.wall_s = wall_s
+        self.device = device
+
+    def lines(self, key):
+        """Values of the script's 'key value' output lines, in order."""
+        return [ln.split(None, 1)[1] for ln in self.res.output.splitlines()
+                if ln.startswith(key + " ")]
+
+    def fio(self, name):
+        return ncqguest.fio_json(self.res, name)
+
+    def guest_s(self):
+        """Guest (virtual) time of the last completion in the trace."""
+        return max((r["complete_ns"] for r in self.records), default=0) / 1e9
+
+
+def run_guest(workdir, device, script, files=None, disk_sectors=None,
+              timeout_s=900, collect=()):
+    """Boot one guest with `device` (a -device string without drive/bus)
+    plus trace=<workdir>/device.trace, run `script`, and return a Run.
+    disk_sectors: the sparse qcow2's size (the model's full capacity when
+    the workload seeks over the whole disk).  Raises if the workload
+    failed, with its output."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    trace = workdir / "device.trace"
+    trace.unlink(missing_ok=True)
+    dev = f"{device},trace={trace}"
+    guest = ncqguest.Guest(
+        workdir / "guest", device=dev,
+        disk_size=str(disk_sectors * SECTOR) if disk_sectors else "1G",
+        timeout_s=timeout_s)
+    qemu_sha = qemu_sha256(guest.qemu)
+    t0 = time.monotonic()
+    res = guest.run(Workload(script=script, files=files or {},
+                             collect=tuple(collect)))
+    wall = time.monotonic() - t0
+    if res.status != 0:
+        raise RuntimeError(f"workload in {workdir} exited with {res.status}:"
+                           f"\n{res.output[-3000:]}\n{guest.tail()}")
+    return Run(workdir, res, trace, wall, device, qemu_sha)
+
+
+def qemu_sha256(path=None):
+    """Digest of the QEMU binary (default: the harness's), so that a run
+    can tell whether another run used the same build."""
+    path = path or ncqguest.qemu_build_dir() / "qemu-system-x86_64"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def split_by_markers(records, marker_lbas):
+    """Records between consecutive markers: {marker_lba: [records after
+    that marker and before the next]}, by arrival time.  Marker records
+    themselves are left out; records before the first marker (boot) too."""
+    marks = sorted((r["arrival_ns"], r["lba"]) for r in records
+                   if r["sectors"] == MARKER_SECTORS and r["lba"] in
+                   marker_lbas)
+    found = [lba for _, lba in marks]
+    if sorted(found) != sorted(marker_lbas):
+        raise ValueError(f"trace markers {found}, expected {marker_lbas}")
+    phases = {}
+    for i, (t, lba) in enumerate(marks):
+        end = marks[i + 1][0] if i + 1 < len(marks) else math.inf
+        phases[lba] = [r for r in records
+                       if t < r["arrival_ns"] < end and
+                       r["sectors"] != MARKER_SECTORS]
+    return phases
+
+
+def latency_ms(rec):
+    """Drive latency of a trace record: arrival in the drive to completion."""
+    return (rec["complete_ns"] - rec["arrival_ns"]) / 1e6
+
+
+def percentile(values, p):
+    """The p-th percentile (0..100) by linear interpolation."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo = math.floor(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def summary(values):
+    """min, p50, p90, p99, max and mean of a series (ms or anything)."""
+    if not values:
+        return {}
+    return {"n": len(values), "min": min(values),
+            "p50": percentile(values, 50), "p90": percentile(values, 90),
+            "p99": percentile(values, 99), "max": max(values),
+            "mean": sum(values) / len(values)}
+
+
+def cdf(values):
+    """(sorted values, cumulative fractions) for a step CDF plot."""
+    v = sorted(values)
+    n = len(v)
+    return v, [(i + 1) / n for i in range(n)]
+
+
+def histogram(values):
+    """{value: count} with int keys turned into strings (JSON)."""
+    out = {}
+    for x in values:
+        out[str(x)] = out.get(str(x), 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def histogram_words(words):
+    """{word: count}, sorted by word."""
+    out = {}
+    for w in words:
+        out[w] = out.get(w, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def jain(xs):
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 is fair, 1/n is
+    one party getting everything."""
+    xs = list(xs)
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if sq else float("nan")
+
+
+def fio_stable(job):
+    """The parts of one fio job's JSON that two deterministic runs must
+    share: error, counts, guest-clock runtimes, latency distributions.
+    Left out: dates and CPU accounting."""
+    out = {"job_runtime": job["job_runtime"], "error": job["error"]}
+    for d in ("read", "write", "sync"):
+        if d in job:
+            out[d] = {k: job[d][k] for k in
+                      ("total_ios", "io_bytes", "runtime", "iops", "bw",
+                       "short_ios", "drop_ios", "lat_ns", "clat_ns",
+                       "slat_ns") if k in job[d]}
+    return out
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg back end (no display)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    pyplot().close(fig)
+    return Path(path)
+
+
+def md_table(header, rows):
+    """A Markdown table from a header list and row lists."""
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def dump(result, path):
+    Path(path).write_text(json.dumps(result, indent=1, sort_keys=True)
+                          + "\n")

@@ -1,0 +1,21 @@
+"""Scenario 5 (docs/scenarios.md): interleaved sequential readers under
+bfq (default slice_idle) and none at queue_depth 1 and 31: throughput,
+request sizes and seeks between readers; bfq's idling wins at depth 1 and
+is lost at depth 31.
+
+Long (several guest boots): runs only with NCQ_LONG_SCENARIOS=1."""
+
+import os
+
+import pytest
+
+from scenarios import s5_sched
+
+
+@pytest.mark.skipif(not os.environ.get("NCQ_LONG_SCENARIOS"),
+                    reason="long scenario: set NCQ_LONG_SCENARIOS=1 to run it")
+def test_scenario_5_sched(tmp_path_factory):
+    result = s5_sched.run(tmp_path_factory.mktemp("s5"))
+    print("\n" + "\n".join(s5_sched.figures(result)))
+    fails = s5_sched.check(result)
+    assert not fails, "\n".join(fails)

@@ -1,0 +1,161 @@
+/*
+ * ncq-disk: snapshots and migration with commands in the drive
+ *
+ * What moves: the model's whole state (queue, mechanism, buffer, seeded
+ * generator, counters) as the model library's blob, which tags the drive
+ * holds, the held non-queued command, the NCQ error log and the device's
+ * counters.  The commands themselves live in the HBA's slots: AHCI
+ * rebuilds each one after loading and hands it back with ncq_restore().
+ * The VM stops with its block I/O drained, so every held command's data
+ * has already moved; on the other side it only has to complete, at the
+ * virtual time the model says, exactly as it would have without the
+ * migration.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "migration/vmstate.h"
+#include "hw/ide/ncq-disk.h"
+
+bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    NcqDiskReq *r;
+
+    if (cmd->tag >= NCQ_DISK_MAX_DEPTH) {
+        error_report("ncq-disk: migrated HBA slot has tag %u, beyond the "
+                     "drive's %d", cmd->tag, NCQ_DISK_MAX_DEPTH);
+        return false;
+    }
+    r = &d->reqs[cmd->tag];
+    r->cmd = cmd;
+    r->restored = true;
+    return true;
+}
+
+static int ncq_disk_pre_save(void *opaque)
+{
+    NcqDisk *d = opaque;
+    int i;
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        NcqDiskReq *r = &d->reqs[i];
+
+        if (r->cmd && !r->host_done) {
+            /* The VM stops with its I/O drained; this cannot happen. */
+            error_report("ncq-disk: tag %d still has host I/O in flight", i);
+            return -EBUSY;
+        }
+        r->mig_active = r->cmd != NULL;
+    }
+    if (d->trace) {
+        fflush(d->trace);   /* a snapshot's trace ends where its state does */
+    }
+    d->mig_state_len = ncq_model_state_size(d->model);
+    g_free(d->mig_state);
+    d->mig_state = g_malloc(d->mig_state_len);
+    ncq_model_state_save(d->model, d->mig_state, d->mig_state_len);
+    return 0;
+}
+
+static int ncq_disk_post_save(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    g_free(d->mig_state);
+    d->mig_state = NULL;
+    return 0;
+}
+
+static int ncq_disk_post_load(void *opaque, int version_id)
+{
+    NcqDisk *d = opaque;
+    char err[256];
+    int i, ret = 0;
+
+    if (ncq_model_state_load(d->model, d->mig_state, d->mig_state_len,
+                             err, sizeof(err)) < 0) {
+        error_report("ncq-disk: %s", err);
+        ret = -EINVAL;
+    }
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        NcqDiskReq *r = &d->reqs[i];
+
+        if (r->mig_active && !r->restored && !ret) {
+            error_report("ncq-disk: tag %d is in the drive's queue but not "
+                         "in the HBA's; was the state saved by another "
+                         "controller?", i);
+            ret = -EINVAL;
+        }
+        if (!r->mig_active) {
+            r->cmd = NULL;      /* a command of the state we replaced */
+        }
+        r->restored = false;
+        r->aiocb = NULL;
+        r->host_done = true;
+    }
+    g_free(d->mig_state);
+    d->mig_state = NULL;
+    if (d->trace) {
+        fflush(d->trace);   /* what ran before a loadvm stays apart */
+    }
+    if (!ret && d->timing) {
+        ncq_disk_arm_timer(d);
+    }
+    return ret;
+}
+
+static const VMStateDescription vmstate_ncq_disk_req = {
+    .name = "ncq-disk/tag",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(mig_active, NcqDiskReq),
+        VMSTATE_INT32(host_ret, NcqDiskReq),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_ncq_disk_errlog = {
+    .name = "ncq-disk/errlog",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, NcqDiskErrorLog),
+        VMSTATE_BOOL(nq, NcqDiskErrorLog),
+        VMSTATE_UINT8(tag, NcqDiskErrorLog),
+        VMSTATE_UINT8(status, NcqDiskErrorLog),
+        VMSTATE_UINT8(error, NcqDiskErrorLog),
+        VMSTATE_UINT64(lba, NcqDiskErrorLog),
+        VMSTATE_UINT32(count, NcqDiskErrorLog),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+const VMStateDescription vmstate_ncq_disk = {
+    .name = "ncq-disk",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = ncq_disk_pre_save,
+    .post_save = ncq_disk_post_save,
+    .post_load = ncq_disk_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_ARRAY(reqs, NcqDisk, NCQ_DISK_MAX_DEPTH, 1,
+                             vmstate_ncq_disk_req, NcqDiskReq),
+        VMSTATE_STRUCT(errlog, NcqDisk, 1, vmstate_ncq_disk_errlog,
+                       NcqDiskErrorLog),
+        VMSTATE_BOOL(ncq_halted, NcqDisk),
+        VMSTATE_BOOL(held, NcqDisk),
+        VMSTATE_UINT8(held_cmd, NcqDisk),
+        VMSTATE_UINT64(guest_errors, NcqDisk),
+        VMSTATE_UINT64(host_waits, NcqDisk),
+        VMSTATE_UINT32(mig_state_len, NcqDisk),
+        VMSTATE_VBUFFER_ALLOC_UINT32(mig_state, NcqDisk, 1, NULL,
+                                     mig_state_len),
+        VMSTATE_END_OF_LIST()
+    },
+};

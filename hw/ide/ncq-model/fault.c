@@ -1,0 +1,404 @@
+/*
+ * ncq-model: fault injection rules.
+ *
+ * A rule names an LBA range and what happens to READ/WRITE commands that
+ * touch it: an uncorrectable read (UNC), a failed write, a command that
+ * never completes, extra latency, or a power cut.  The decision is taken
+ * when the command arrives, from the rule's counters only, so runs stay
+ * deterministic; the outcome leaves the model with the completion
+ * (NcqCompletion.fault), except for a hang, which never completes.
+ * Syntax and what a guest sees: docs/faults.md.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ncq-int.h"
+
+#define NCQ_FAULT_SYNTAX "syntax: KIND@LBA[+SECTORS][:once|:every=N]" \
+    "[:reads|:writes][:delay=TIME], KIND one of unc, werr, hang, slow, " \
+    "powercut, rules separated by ';'"
+
+static const char *const ncq_fault_names[NCQ_FAULT__MAX] = {
+    "none", "unc", "werr", "hang", "slow", "powercut",
+};
+
+const char *ncq_fault_kind_name(NcqFaultKind k)
+{
+    return (unsigned)k < NCQ_FAULT__MAX ? ncq_fault_names[k] : "?";
+}
+
+/* Which ops a kind acts on unless the rule says otherwise. */
+static uint32_t ncq_fault_default_ops(NcqFaultKind k)
+{
+    switch (k) {
+    case NCQ_FAULT_UNC:
+        return NCQ_FAULT_READS;
+    case NCQ_FAULT_WRITE:
+        return NCQ_FAULT_WRITES;
+    default:
+        return NCQ_FAULT_READS | NCQ_FAULT_WRITES;
+    }
+}
+
+/* A whole decimal (or 0x hex) number; false if @s is anything else. */
+static bool ncq_fault_number(const char *s, size_t len, uint64_t *v)
+{
+    unsigned base = 10;
+    size_t i = 0;
+
+    if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        i = 2;
+    }
+    if (i == len) {
+        return false;
+    }
+    for (*v = 0; i < len; i++) {
+        int c = tolower((unsigned char)s[i]);
+        unsigned d;
+
+        if (isdigit(c)) {
+            d = c - '0';
+        } else if (base == 16 && c >= 'a' && c <= 'f') {
+            d = c - 'a' + 10;
+        } else {
+            return false;
+        }
+        if (*v > (UINT64_MAX - d) / base) {
+            return false;       /* overflow */
+        }
+        *v = *v * base + d;
+    }
+    return true;
+}
+
+/* "50ms", "2s", "500us", "100ns"; a bare number is milliseconds. */
+static bool ncq_fault_time(const char *s, size_t len, int64_t *ns)
+{
+    static const struct {
+        const char *suffix;
+        int64_t ns;
+    } units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+        { "", 1000000 },
+    };
+    size_t digits = 0, i;
+    uint64_t v;
+
+    while (digits < len && isdigit((unsigned char)s[digits])) {
+        digits++;
+    }
+    if (!ncq_fault_number(s, digits, &v)) {
+        return false;
+    }
+    for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strlen(units[i].suffix) == len - digits &&
+            !strncmp(s + digits, units[i].suffix, len - digits)) {
+            if (v > (uint64_t)(INT64_MAX / units[i].ns)) {
+                return false;
+            }
+            *ns = (int64_t)v * units[i].ns;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One option after ':'; NULL or what is wrong with it. */
+static const char *ncq_fault_option(NcqFaultRule *r, const char *s,
+                                    size_t len, bool *ops_given)
+{
+    uint64_t v;
+
+#define NCQ_OPT_IS(name) (len == strlen(name) && !strncmp(s, name, len))
+#define NCQ_OPT_ARG(name) (len > strlen(name) && \
+                           !strncmp(s, name, strlen(name)))
+    if (NCQ_OPT_IS("once")) {
+        r->mode = NCQ_FAULT_ONCE;
+    } else if (NCQ_OPT_IS("always")) {
+        r->mode = NCQ_FAULT_ALWAYS;
+    } else if (NCQ_OPT_ARG("every=")) {
+        if (!ncq_fault_number(s + 6, len - 6, &v) || v < 1 ||
+            v > UINT32_MAX) {
+            return "every=N needs a count of at least 1";
+        }
+        r->mode = NCQ_FAULT_EVERY;
+        r->every = (uint32_t)v;
+    } else if (NCQ_OPT_IS("reads") || NCQ_OPT_IS("writes")) {
+        uint32_t op = s[0] == 'r' ? NCQ_FAULT_READS : NCQ_FAULT_WRITES;
+
+        r->ops = *ops_given ? r->ops | op : op;
+        *ops_given = true;
+    } else if (NCQ_OPT_ARG("delay=")) {
+        if (!ncq_fault_time(s + 6, len - 6, &r->delay_ns) ||
+            r->delay_ns <= 0) {
+            return "delay= needs a time above 0 such as 50ms, 2s or 500us";
+        }
+    } else {
+        return "unknown option";
+    }
+#undef NCQ_OPT_IS
+#undef NCQ_OPT_ARG
+    return NULL;
+}
+
+/* One rule from [s, s + len); NULL or what is wrong with it. */
+static const char *ncq_fault_parse_one(const char *s, size_t len,
+                                       NcqFaultRule *r)
+{
+    const char *at = memchr(s, '@', len), *p, *end = s + len, *colon;
+    const char *why;
+    bool ops_given = false;
+    size_t n;
+    int k;
+
+    memset(r, 0, sizeof(*r));
+    if (!at) {
+        return "no '@LBA'";
+    }
+    for (k = 1; k < NCQ_FAULT__MAX; k++) {
+        if ((size_t)(at - s) == strlen(ncq_fault_names[k]) &&
+            !strncmp(s, ncq_fault_names[k], at - s)) {
+            break;
+        }
+    }
+    if (k == NCQ_FAULT__MAX) {
+        return "unknown kind";
+    }
+    r->kind = (NcqFaultKind)k;
+    r->ops = ncq_fault_default_ops(r->kind);
+    r->sectors = 1;
+
+    p = at + 1;
+    colon = memchr(p, ':', end - p);
+    if (!colon) {
+        colon = end;
+    }
+    n = strcspn(p, "+:;");
+    if (n > (size_t)(colon - p)) {
+        n = colon - p;
+    }
+    if (!ncq_fault_number(p, n, &r->lba)) {
+        return "LBA is not a number";
+    }
+    if (p + n < colon) {        /* '+SECTORS' */
+        if (!ncq_fault_number(p + n + 1, colon - (p + n + 1), &r->sectors) ||
+            r->sectors < 1) {
+            return "+SECTORS needs a count of at least 1";
+        }
+    }
+    while (colon < end) {
+        const char *next;
+
+        p = colon + 1;
+        next = memchr(p, ':', end - p);
+        colon = next ? next : end;
+        why = ncq_fault_option(r, p, colon - p, &ops_given);
+        if (why) {
+            return why;
+        }
+    }
+    if (r->kind == NCQ_FAULT_SLOW && r->delay_ns == 0) {
+        return "slow needs :delay=TIME";
+    }
+    if (r->kind != NCQ_FAULT_SLOW && r->delay_ns) {
+        return "only slow takes :delay=";
+    }
+    if (r->ops & ~ncq_fault_default_ops(r->kind)) {
+        return r->kind == NCQ_FAULT_UNC ? "unc applies to reads only" :
+               "werr applies to writes only";
+    }
+    return NULL;
+}
+
+int ncq_fault_parse(const char *text, NcqFaultRule *out, int max,
+                    char *err, size_t errlen)
+{
+    const char *s = text;
+    int n = 0, index = 0;
+
+    while (*s) {
+        size_t len = strcspn(s, ";");
+        const char *why;
+
+        index++;
+        while (len && isspace((unsigned char)*s)) {
+            s++;
+            len--;
+        }
+        while (len && isspace((unsigned char)s[len - 1])) {
+            len--;
+        }
+        if (len) {
+            if (n >= max) {
+                snprintf(err, errlen, "more than %d fault rules", max);
+                return NCQ_ERR_PARSE;
+            }
+            why = ncq_fault_parse_one(s, len, &out[n]);
+            if (why) {
+                snprintf(err, errlen, "fault rule %d '%.*s': %s; %s", index,
+                         (int)len, s, why, NCQ_FAULT_SYNTAX);
+                return NCQ_ERR_PARSE;
+            }
+            n++;
+        }
+        s += strcspn(s, ";");
+        if (*s == ';') {
+            s++;
+        }
+    }
+    return n;
+}
+
+int ncq_fault_format(const NcqFaultRule *r, char *buf, size_t len)
+{
+    char mode[32] = "", ops[16] = "", delay[40] = "";
+
+    if (r->mode == NCQ_FAULT_ONCE) {
+        snprintf(mode, sizeof(mode), ":once");
+    } else if (r->mode == NCQ_FAULT_EVERY) {
+        snprintf(mode, sizeof(mode), ":every=%u", r->every);
+    }
+    if (r->ops != ncq_fault_default_ops(r->kind)) {
+        snprintf(ops, sizeof(ops), ":%s",
+                 r->ops == NCQ_FAULT_READS ? "reads" : "writes");
+    }
+    if (r->kind == NCQ_FAULT_SLOW) {
+        snprintf(delay, sizeof(delay), ":delay=%" PRId64 "ns", r->delay_ns);
+    }
+    return snprintf(buf, len, "%s@%" PRIu64 "+%" PRIu64 "%s%s%s",
+                    ncq_fault_kind_name(r->kind), r->lba, r->sectors, mode,
+                    ops, delay);
+}
+
+int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
+                        char *err, size_t errlen)
+{
+    if ((unsigned)r->kind >= NCQ_FAULT__MAX || r->kind == NCQ_FAULT_NONE ||
+        r->sectors < 1 || !(r->ops & (NCQ_FAULT_READS | NCQ_FAULT_WRITES)) ||
+        (r->mode == NCQ_FAULT_EVERY && r->every < 1) ||
+        (r->kind == NCQ_FAULT_SLOW && r->delay_ns <= 0)) {
+        snprintf(err, errlen, "malformed fault rule");
+        return NCQ_ERR_INVAL;
+    }
+    if (r->lba >= m->p.capacity || r->sectors > m->p.capacity - r->lba) {
+        snprintf(err, errlen, "fault rule range %" PRIu64 "+%" PRIu64
+                 " is beyond the drive's %" PRIu64 " sectors", r->lba,
+                 r->sectors, m->p.capacity);
+        return NCQ_ERR_RANGE;
+    }
+    if (m->nfaults >= NCQ_MAX_FAULTS) {
+        snprintf(err, errlen, "already %d fault rules; clear some first",
+                 NCQ_MAX_FAULTS);
+        return NCQ_ERR_QUEUE_FULL;
+    }
+    m->fault[m->nfaults] = *r;
+    m->fault[m->nfaults].matched = 0;
+    m->fault[m->nfaults].hits = 0;
+    return m->nfaults++;
+}
+
+int ncq_model_fault_clear(NcqModel *m, int index)
+{
+    if (index < 0) {
+        m->nfaults = 0;
+        return 0;
+    }
+    if (index >= m->nfaults) {
+        return NCQ_ERR_INVAL;
+    }
+    memmove(&m->fault[index], &m->fault[index + 1],
+            (m->nfaults - index - 1) * sizeof(m->fault[0]));
+    m->nfaults--;
+    return 0;
+}
+
+int ncq_model_fault_list(const NcqModel *m, NcqFaultRule *out, int max)
+{
+    int n = m->nfaults < max ? m->nfaults : max;
+
+    memcpy(out, m->fault, n * sizeof(out[0]));
+    return n;
+}
+
+NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id)
+{
+    const NcqSlot *s;
+
+    if (id > NCQ_ID_NONQUEUED) {
+        return NCQ_FAULT_NONE;
+    }
+    s = &m->slot[id];
+    if (s->state != NCQ_SLOT_QUEUED && s->state != NCQ_SLOT_SERVICE) {
+        return NCQ_FAULT_NONE;
+    }
+    return (NcqFaultKind)s->c.fault;
+}
+
+/* At submit: decide the command's fate from the rules' counters. */
+void ncq_fault_check(NcqModel *m, NcqSlot *s)
+{
+    uint64_t lo = s->cmd.lba, hi = lo + s->cmd.sectors;
+    uint32_t op;
+    int i;
+
+    if (s->cmd.op == NCQ_OP_READ) {
+        op = NCQ_FAULT_READS;
+    } else if (s->cmd.op == NCQ_OP_WRITE) {
+        op = NCQ_FAULT_WRITES;
+    } else {
+        return;
+    }
+    for (i = 0; i < m->nfaults; i++) {
+        NcqFaultRule *r = &m->fault[i];
+        bool fire;
+
+        if (!(r->ops & op) || hi <= r->lba || lo >= r->lba + r->sectors) {
+            continue;
+        }
+        r->matched++;
+        fire = r->mode == NCQ_FAULT_ALWAYS ||
+               (r->mode == NCQ_FAULT_ONCE && r->hits == 0) ||
+               (r->mode == NCQ_FAULT_EVERY && r->matched % r->every == 0);
+        if (!fire) {
+            continue;
+        }
+        if (r->kind == NCQ_FAULT_SLOW) {
+            s->fault_delay_ns += r->delay_ns;
+            r->hits++;
+            continue;
+        }
+        if (s->c.fault != NCQ_FAULT_NONE) {
+            continue;
+        }
+        r->hits++;
+        s->c.fault = r->kind;
+        s->c.fault_lba = lo > r->lba ? lo : r->lba;
+        s->fault_hang = r->kind == NCQ_FAULT_HANG;
+    }
+    if (s->c.fault == NCQ_FAULT_UNC || s->c.fault == NCQ_FAULT_WRITE ||
+        s->c.fault == NCQ_FAULT_HANG) {
+        /*
+         * The failing sectors are on the media: no buffer hit, no write
+         * caching, as if the host had asked for FUA.
+         */
+        s->cmd.fua = true;
+    }
+}
+
+/* A media access keeps the mechanism retrying as long as its slowest. */
+int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n)
+{
+    int64_t hold = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (m->slot[members[i]].fault_delay_ns > hold) {
+            hold = m->slot[members[i]].fault_delay_ns;
+        }
+    }
+    return hold;
+}
