@@ -104,6 +104,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
     NcqDisk *d = NCQ_DISK(dev);
+    int64_t now;
     NcqCmd mc;
 
     if (d->passthrough) {
@@ -131,11 +132,11 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     if (!d->timing || !ncq_disk_media_cmd(s, cmd, &mc)) {
         return false;           /* the generic handler, at once */
     }
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (mc.op == NCQ_OP_WRITE) {
-        ncq_disk_save_undo(d, mc.lba, mc.sectors);
+        ncq_disk_save_undo(d, mc.lba, mc.sectors, now);
     }
-    if (ncq_model_submit(d->model, &mc,
-                         qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) < 0) {
+    if (ncq_model_submit(d->model, &mc, now) < 0) {
         return false;
     }
     /* Busy until the model's deadline; ncq_disk_run_held() then. */

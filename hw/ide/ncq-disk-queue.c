@@ -187,7 +187,7 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->timing) {
         ncq_disk_sync_write_cache(d, s);
         if (cmd->is_write) {
-            ncq_disk_save_undo(d, cmd->lba, cmd->sector_count);
+            ncq_disk_save_undo(d, cmd->lba, cmd->sector_count, now);
         }
         mc = (NcqCmd) {
             .id = cmd->tag,
@@ -435,7 +435,7 @@ static gboolean ncq_disk_undo_stale(gpointer key, gpointer value,
     return !ncq_disk_in_ranges(v + 1, v[0].sectors, *(uint64_t *)key);
 }
 
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n)
+void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
 {
     IDEState *s = ncq_disk_state(d);
     NcqRange v[NCQ_MAX_VOLATILE + 1];
@@ -455,8 +455,8 @@ void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n)
             AIO_WAIT_WHILE(NULL, !r->host_done);
         }
     }
-    nv = ncq_model_volatile(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
-                            v + 1, NCQ_MAX_VOLATILE);
+    /* The caller's time: the model must not run past the submit's */
+    nv = ncq_model_volatile(d->model, now, v + 1, NCQ_MAX_VOLATILE);
     if (nv <= 0) {
         g_hash_table_remove_all(d->undo);
         nv = 0;
@@ -543,6 +543,10 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     }
     g_hash_table_remove_all(d->undo);
     blk_flush(s->blk);
+    /* A fault rule may cut the power with no one asking: say what it did */
+    info_report("ncq-disk %s: power cut; %" PRIu64 " sectors in %d ranges "
+                "never reached the media", d->dev.qdev.id ? d->dev.qdev.id :
+                "(no id)", sectors, nv);
     if (quit) {
         qemu_system_shutdown_request(SHUTDOWN_CAUSE_HOST_QMP_QUIT);
     }

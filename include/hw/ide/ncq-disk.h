@@ -96,7 +96,8 @@ void ncq_disk_arm_timer(NcqDisk *d);
 void ncq_disk_run_held(NcqDisk *d);
 
 /* ncq-disk-queue.c: power loss (docs/faults.md) */
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n);
+void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
+                        int64_t now);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost);
 
