@@ -50,7 +50,7 @@ fuzzer=$build/qemu-fuzz-x86_64
 # the AHCI glue get the time.  Only AHCI's regions are fuzzed; ncq-disk has
 # none of its own and is reached through them.
 export QEMU_FUZZ_ARGS="-machine q35 -nodefaults \
--drive file=null-co://,if=none,format=raw,id=disk0,read-zeroes=on \
+-drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on \
 -device ncq-disk,id=disk0,drive=disk0,bus=ide.0$props"
 export QEMU_FUZZ_OBJECTS="*ahci*"
 # Guest memory read twice by the device would be a QEMU-wide class of

@@ -16,6 +16,8 @@ APT_PKGS=(
     xz-utils dpkg-dev
     # Run-time firmware for the guest (qboot, option ROMs)
     qemu-system-data seabios
+    # Fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime
+    clang libclang-rt-14-dev
     # Guest image inputs
     busybox-static kmod fio cpio
 )

@@ -64,6 +64,23 @@ else
     tally 0 1 0
 fi
 
+# A cold ASan/UBSan build takes over 30 min on the 2-core CI machine
+# (docs/build.md), too long for every run: NCQ_TEST_ASAN=1 adds it.
+if [ "${NCQ_TEST_ASAN:-0}" = 1 ]; then
+    step "qtests under ASan/UBSan (NCQ_TEST_ASAN=1)"
+    asan_build=$("$HERE/build-qemu.sh" --asan | tail -1) || die "ASan build failed"
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
+        "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test 2>&1 | \
+        tee "$ROOT/_build/qtest-asan.out" >&2
+    q=$(tail -1 "$ROOT/_build/qtest-asan.out")
+    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+    else
+        tally 0 1 0
+    fi
+fi
+
 step "guest tests (pytest)"
 python3 -m pytest -q -p no:cacheprovider guest-tests "$@" 2>&1 | tee "$ROOT/_build/pytest.out" >&2
 line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" "$ROOT/_build/pytest.out" | tail -1)
