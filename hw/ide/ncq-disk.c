@@ -156,8 +156,7 @@ bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp)
             while (i--) {
                 ncq_model_fault_clear(d->model, first + i);
             }
-            error_setg(errp, "faults: %s; give a range inside the disk and "
-                       "at most %d rules", err, NCQ_MAX_FAULTS);
+            error_setg(errp, "faults: %s", err);
             return false;
         }
     }

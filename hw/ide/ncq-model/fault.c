@@ -286,7 +286,8 @@ int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
     }
     if (r->lba >= m->p.capacity || r->sectors > m->p.capacity - r->lba) {
         snprintf(err, errlen, "fault rule range %" PRIu64 "+%" PRIu64
-                 " is beyond the drive's %" PRIu64 " sectors", r->lba,
+                 " is beyond the drive's %" PRIu64 " sectors; give a range "
+                 "inside the disk", r->lba,
                  r->sectors, m->p.capacity);
         return NCQ_ERR_RANGE;
     }
