@@ -11,6 +11,8 @@
 #   --minutes N     run time (default 30)
 #   --props PROPS   extra ncq-disk properties, e.g. timing=off,queue-depth=8
 #   --jobs N        libFuzzer processes in parallel (default 1)
+#   --max-len N     inputs up to N bytes from the start (libFuzzer's
+#                   -max_len=N -len_control=0) instead of growing slowly
 #   --corpus DIR    corpus directory, kept between runs
 #                   (default $NCQ_CACHE/fuzz/corpus, NCQ_CACHE=~/.cache/ncq-disk)
 #   --reproduce F   run one input (a crash-* artifact) with the qtest trace
@@ -26,16 +28,17 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 
 die() { echo "fuzz: $*" >&2; exit 1; }
 
-minutes=30 props="" jobs=1 corpus=$CACHE/fuzz/corpus reproduce=""
+minutes=30 props="" jobs=1 corpus=$CACHE/fuzz/corpus reproduce="" maxlen=""
 while [ $# -gt 0 ]; do
     case $1 in
     --minutes) minutes=$2; shift 2 ;;
     --props) props=,$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --max-len) maxlen=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
     --reproduce) reproduce=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --corpus DIR, --reproduce FILE)" ;;
+    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --max-len N, --corpus DIR, --reproduce FILE)" ;;
     esac
 done
 [[ $minutes =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || die "--minutes wants a positive whole number, not '$minutes'"
@@ -73,6 +76,7 @@ args=(-max_total_time=$((minutes * 60)) -timeout=60
       -artifact_prefix="$CACHE/fuzz/artifacts/" -print_final_stats=1)
 # In -jobs mode each worker writes fuzz-N.log in the working directory.
 [ "$jobs" -gt 1 ] && args+=(-jobs="$jobs" -workers="$jobs")
+[ -n "$maxlen" ] && args+=(-max_len="$maxlen" -len_control=0)
 set +e
 (cd "$CACHE/fuzz" && "$fuzzer" --fuzz-target=generic-fuzz "${args[@]}" \
     "$corpus" >"$log" 2>&1)

@@ -99,9 +99,13 @@ bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
 {
     uint8_t log = s->sector;
     uint16_t page = s->lcyl | (s->hob_lcyl << 8);
-    uint32_t count = s->nsector ? s->nsector : 0x10000;
+    /* READ LOG EXT is a 48-bit command: a 16-bit count, 0 means 65,536 */
+    uint32_t count = (s->hob_nsector << 8) | s->nsector;
     uint32_t i;
 
+    if (!count) {
+        count = 0x10000;
+    }
     trace_ncq_disk_read_log(d, log, page, count);
     if (count > IDE_DMA_BUF_SECTORS) {
         ide_abort_command(s);
