@@ -68,37 +68,22 @@ static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 static bool ncq_disk_parse_time(const char *prop, const char *text,
                                 int64_t *ns, Error **errp)
 {
-    static const struct {
-        const char *suffix;
-        int64_t ns;
-    } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
-        { "", 1000000 },
-    };
-    const char *end;
-    uint64_t v;
-    size_t i;
+    int64_t v;
+    int ret = ncq_time_parse(text, strlen(text), &v);
 
-    /* qemu_strtou64() would take "-1" as 2^64 - 1 */
-    if (!strchr(text, '-') &&
-        (qemu_strtou64(text, &end, 10, &v) == 0 || end != text)) {
-        for (i = 0; i < ARRAY_SIZE(units); i++) {
-            if (strcmp(end, units[i].suffix)) {
-                continue;
-            }
-            /* The model file's limit; it keeps deadlines far from overflow */
-            if (v > NCQ_DISK_MAX_TIMEOUT_NS / units[i].ns) {
-                error_setg(errp, "%s='%s' is too long; use at most 3600s",
-                           prop, text);
-                return false;
-            }
-            *ns = v * units[i].ns;
-            return true;
-        }
+    /* The model file's limit; it keeps deadlines far from overflow */
+    if (ret == NCQ_ERR_RANGE || (ret == 0 && v > NCQ_DISK_MAX_TIMEOUT_NS)) {
+        error_setg(errp, "%s='%s' is too long; use at most 3600s",
+                   prop, text);
+        return false;
     }
-    error_setg(errp, "%s='%s' is not a time; use e.g. 2s, 2030ms, 500us "
-               "or 0 for none", prop, text);
-    return false;
+    if (ret < 0) {
+        error_setg(errp, "%s='%s' is not a time; use e.g. 2s, 2030ms, 500us "
+                   "or 0 for none", prop, text);
+        return false;
+    }
+    *ns = v;
+    return true;
 }
 
 /* Properties override the model file's defaults. */

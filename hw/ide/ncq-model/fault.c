@@ -75,8 +75,12 @@ static bool ncq_fault_number(const char *s, size_t len, uint64_t *v)
     return true;
 }
 
-/* "50ms", "2s", "500us", "100ns"; a bare number is milliseconds. */
-static bool ncq_fault_time(const char *s, size_t len, int64_t *ns)
+/*
+ * "50ms", "2s", "500us", "100ns"; a bare number is milliseconds.  Shared
+ * with the device's time properties: 0, NCQ_ERR_PARSE if @s is no time,
+ * NCQ_ERR_RANGE if it does not fit in int64_t nanoseconds.
+ */
+int ncq_time_parse(const char *s, size_t len, int64_t *ns)
 {
     static const struct {
         const char *suffix;
@@ -86,25 +90,29 @@ static bool ncq_fault_time(const char *s, size_t len, int64_t *ns)
         { "", 1000000 },
     };
     size_t digits = 0, i;
-    uint64_t v;
+    uint64_t v = 0;
+    bool overflow = false;
 
     while (digits < len && isdigit((unsigned char)s[digits])) {
-        digits++;
+        unsigned d = s[digits++] - '0';
+
+        overflow |= v > (UINT64_MAX - d) / 10;
+        v = v * 10 + d;
     }
-    if (!ncq_fault_number(s, digits, &v)) {
-        return false;
+    if (!digits) {
+        return NCQ_ERR_PARSE;
     }
     for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strlen(units[i].suffix) == len - digits &&
             !strncmp(s + digits, units[i].suffix, len - digits)) {
-            if (v > (uint64_t)(INT64_MAX / units[i].ns)) {
-                return false;
+            if (overflow || v > (uint64_t)(INT64_MAX / units[i].ns)) {
+                return NCQ_ERR_RANGE;
             }
             *ns = (int64_t)v * units[i].ns;
-            return true;
+            return 0;
         }
     }
-    return false;
+    return NCQ_ERR_PARSE;
 }
 
 /* One option after ':'; NULL or what is wrong with it. */
@@ -133,7 +141,7 @@ static const char *ncq_fault_option(NcqFaultRule *r, const char *s,
         r->ops = *ops_given ? r->ops | op : op;
         *ops_given = true;
     } else if (NCQ_OPT_ARG("delay=")) {
-        if (!ncq_fault_time(s + 6, len - 6, &r->delay_ns) ||
+        if (ncq_time_parse(s + 6, len - 6, &r->delay_ns) < 0 ||
             r->delay_ns <= 0) {
             return "delay= needs a time above 0 such as 50ms, 2s or 500us";
         }

@@ -419,6 +419,11 @@ typedef struct NcqRange {
 int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max);
 
 /* ---- names ---- */
+/*
+ * A time: "50ms", "2s", "500us", "100ns", a bare number being ms.  0,
+ * NCQ_ERR_PARSE (not a time) or NCQ_ERR_RANGE (beyond int64_t ns).
+ */
+int ncq_time_parse(const char *s, size_t len, int64_t *ns);
 const char *ncq_policy_name(NcqPolicy p);
 int ncq_policy_from_name(const char *s, NcqPolicy *out);
 const char *ncq_op_name(NcqOp op);
