@@ -181,10 +181,9 @@ def run_migrated(root):
         raise
     wait_exit(proc, b)
     res = b.results()
-    header, *_ = trace_a.read_text().splitlines()
     stitched = trace_a.read_text() + "".join(
         trace_b.read_text().splitlines(keepends=True)[2:])
-    return res, stitched, info, header, b
+    return res, stitched, info, b
 
 
 def run_snapshot(root):
@@ -244,7 +243,7 @@ def fio_summary(res):
 
 def test_migration_with_queued_commands_is_invisible(runs):
     res_s, trace_s = runs["straight"]
-    res_m, stitched, info, _, _ = runs["migrated"]
+    res_m, stitched, info, _ = runs["migrated"]
     queued = len(info["queue"])
     print(f"\nmigrated with {queued} commands in the drive; "
           f"{trace_s.count(chr(10)) - 2} trace records")
@@ -275,7 +274,7 @@ def test_incoming_state_for_other_parameters_is_refused(runs, tmp_path):
     """The state of an st3400620as does not load into a drive with other
     parameters (here one edited estimate): one clear line, QEMU exits
     non-zero instead of running a drive that is not the one saved."""
-    _, _, _, _, b = runs["migrated"]
+    _, _, _, b = runs["migrated"]
     model = Path(ncqguest.ROOT / "hw/ide/ncq-model/models/st3400620as.ncqm")
     other = tmp_path / "other.ncqm"
     other.write_text(model.read_text().replace(

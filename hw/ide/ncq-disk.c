@@ -15,7 +15,6 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/bswap.h"
-#include "qemu/cutils.h"
 #include "qemu/module.h"
 #include "hw/ide/ide-dev.h"
 #include "hw/qdev-properties.h"
