@@ -106,6 +106,15 @@ async def hmp(qmp, line):
         raise RuntimeError(f"{line}: {out.strip()}")
 
 
+async def hang_up(qmp):
+    """Disconnect; QEMU may already have closed the socket (quit, or the
+    guest powered off), which the QMP library reports as EOF."""
+    try:
+        await qmp.disconnect()
+    except (EOFError, ConnectionError):
+        pass
+
+
 def wait_exit(proc, guest, timeout=600):
     try:
         proc.wait(timeout)
@@ -155,7 +164,7 @@ def run_migrated(root):
                     break
                 await asyncio.sleep(0.1)
             await qmp.execute("quit")
-            await qmp.disconnect()
+            await hang_up(qmp)
             proc.wait(60)
             return info, st
         finally:
@@ -172,7 +181,7 @@ def run_migrated(root):
         while (await qmp.execute("query-status"))["status"] == "inmigrate":
             await asyncio.sleep(0.1)
         await qmp.execute("cont")
-        await qmp.disconnect()
+        await hang_up(qmp)
 
     try:
         asyncio.run(destination())
@@ -209,7 +218,7 @@ def run_snapshot(root):
             await hmp(qmp, "loadvm mid")
             cuts["loaded"] = trace_records(trace)    # flushed by post_load
             await qmp.execute("cont")
-            await qmp.disconnect()
+            await hang_up(qmp)
         except BaseException:
             proc.kill()
             raise
