@@ -17,6 +17,13 @@ records a run.
    time of the fio part is measured directly and compared with the guest
    time fio ran (its job_runtime, cross-checked with /proc/uptime).
 
+3. What power-loss=on costs: with timing on, every guest write first reads
+   the old contents of its sectors from the image (synchronously, so a
+   power cut can restore what never reached the media).  The same random
+   write job with power-loss=on and =off, alternating: guest-time figures
+   must be equal (the read is host work only); the wall time of the fio
+   part shows the cost.
+
     export NCQ_QEMU_BUILD=... NCQ_IMAGE_DIR=...
     python3 guest-tests/bench_device.py [--rounds 3] [--ios 20000]
 """
@@ -36,6 +43,13 @@ from ncqguest import Guest, Workload, fio_json  # noqa: E402
 
 JOB = ncqguest.FIO_GLOBAL + """[randread]
 rw=randread
+size=1G
+number_ios={ios}
+"""
+
+WRITE_JOB = ncqguest.FIO_GLOBAL + """[{name}]
+rw={rw}
+bs={bs}
 size=1G
 number_ios={ios}
 """
@@ -72,29 +86,30 @@ def marker_watch(console):
     return watch
 
 
-def run_one(workdir, device, ios, icount, timeout_s=900):
+def run_one(workdir, device, ios, icount, timeout_s=900, job_text=None,
+            op="read"):
     guest = Guest(workdir, device=device, disk_size="1G", icount=icount,
                   timeout_s=timeout_s, rtc_base=ncqguest.FIXED_RTC_BASE)
-    res = guest.run(Workload(script=SCRIPT, files={"job.fio":
-                                                   JOB.format(ios=ios)}),
+    job_text = job_text or JOB.format(ios=ios)
+    res = guest.run(Workload(script=SCRIPT, files={"job.fio": job_text}),
                     qmp_actions=marker_watch(guest.workdir / "console.log"))
     if res.status != 0:
         raise RuntimeError(f"{device}: workload failed\n{res.output}")
     job = fio_json(res)["jobs"][0]
-    if job["read"]["total_ios"] != ios:
-        raise RuntimeError(f"{device}: {job['read']['total_ios']} I/Os")
+    if job[op]["total_ios"] != ios:
+        raise RuntimeError(f"{device}: {job[op]['total_ios']} I/Os")
     up = {}
     for line in res.output.splitlines():
         if line.startswith("BENCH-FIO-"):
             k, v = line.split()
             up[k] = float(v)
     return {
-        "iops": job["read"]["iops"],
+        "iops": job[op]["iops"],
         "guest_s": job["job_runtime"] / 1000.0,
         "uptime_s": up["BENCH-FIO-END"] - up["BENCH-FIO-START"],
         "fio_wall_s": res.qmp["BENCH-FIO-END"] - res.qmp["BENCH-FIO-START"],
         "boot_wall_s": res.wall_s,
-        "clat_p50_us": job["read"]["clat_ns"]["percentile"]["50.000000"]
+        "clat_p50_us": job[op]["clat_ns"]["percentile"]["50.000000"]
         / 1000,
     }
 
@@ -155,6 +170,36 @@ def faster_than_real_time(base, ios, rounds):
           f"{max(ratios):.1f}x")
 
 
+def power_loss_cost(base, ios, rounds):
+    jobs = [("randwrite", "4k"), ("write", "1m")]
+    print(f"\n== power-loss=on vs off, timing on (st3400620as), icount "
+          f"{ncqguest.ICOUNT}: iodepth 32, {ios} I/Os each of "
+          f"{', '.join(f'{rw} {bs}' for rw, bs in jobs)}, {rounds} rounds "
+          f"alternating", flush=True)
+    for rw, bs in jobs:
+        job = WRITE_JOB.format(name=rw, rw=rw, bs=bs, ios=ios)
+        got = {"on": [], "off": []}
+        for r in range(rounds):
+            for pl in (("on", "off") if r % 2 == 0 else ("off", "on")):
+                m = run_one(base / f"pl-{rw}-{pl}-{r}",
+                            f"ncq-disk,model=st3400620as,power-loss={pl}",
+                            ios, True, job_text=job, op="write")
+                got[pl].append(m)
+                print(f"{rw} {bs} round {r + 1} power-loss={pl:3s} "
+                      f"{m['iops']:8.1f} IOPS (guest)  fio "
+                      f"{m['guest_s']:6.2f} s guest / {m['fio_wall_s']:6.2f} "
+                      f"s wall  (host load {os.getloadavg()[0]:.1f})",
+                      flush=True)
+        same = {m["iops"] for m in got["on"] + got["off"]}
+        wall = {k: statistics.median(m["fio_wall_s"] for m in v)
+                for k, v in got.items()}
+        print(f"{rw} {bs}: guest IOPS {'identical' if len(same) == 1 else 'DIFFER'}"
+              f" across all runs ({', '.join(f'{x:.1f}' for x in sorted(same))});"
+              f" median fio wall time on {wall['on']:.2f} s, off "
+              f"{wall['off']:.2f} s: on/off = "
+              f"{100 * wall['on'] / wall['off']:.0f} %", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -164,7 +209,9 @@ def main():
                     help="I/Os of the timing-on run (default 3000)")
     ap.add_argument("--timed-rounds", type=int, default=2)
     ap.add_argument("--skip", action="append", default=[],
-                    choices=("tcg", "icount", "timed"))
+                    choices=("tcg", "icount", "timed", "powerloss"))
+    ap.add_argument("--write-ios", type=int, default=2000,
+                    help="I/Os of each power-loss run (default 2000)")
     ap.add_argument("--workdir", help="keep the runs here (default: a "
                     "temporary directory, removed afterwards)")
     args = ap.parse_args()
@@ -182,6 +229,8 @@ def main():
             overhead(base, args.ios, args.rounds, icount=True)
         if "timed" not in args.skip:
             faster_than_real_time(base, args.timed_ios, args.timed_rounds)
+        if "powerloss" not in args.skip:
+            power_loss_cost(base, args.write_ios, args.timed_rounds)
         print(f"\nbenchmark wall time {time.monotonic() - t0:.0f} s")
 
 

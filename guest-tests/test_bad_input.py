@@ -177,6 +177,10 @@ CASES = [
      ["secret.ncqm cannot be read", "Permission denied"]),
     ("model-file-directory", prop_case("model-file={tmp}"),
      ["model-file={tmp} is not a regular file", ".ncqm model file"]),
+    ("model-and-model-file", prop_case(
+        "model=intel-530,model-file=/etc/hostname"),
+     ["model=intel-530 and model-file=/etc/hostname both given",
+      "give one"]),
     ("model-file-binary", binary_model,
      ["bad.ncqm: not a text file", "docs/model.md"]),
     ("model-file-too-large", huge_model,

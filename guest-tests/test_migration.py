@@ -8,7 +8,11 @@ One workload, three ways, all under -icount:
              migrates to a file and quits; QEMU B starts from that file
              (-incoming) on the same image and runs to the end;
   snapshot   one QEMU takes 'savevm' mid-run, runs on, then 'loadvm's
-             the snapshot and runs to the end.
+             the snapshot and runs to the end;
+  power cut  A migrates at the cut as above; B starts from the state on
+             a copy of the image and cuts the power before running: the
+             write cache's old contents moved with the state, so B
+             restores exactly the sectors the drive had not written.
 
 The drive's queue, the model's whole state and the HBA's slots move, so
 the guest cannot tell: B's fio results equal the straight run's, and the
@@ -20,6 +24,7 @@ error in fio).
 
 import asyncio
 import concurrent.futures
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -229,6 +234,84 @@ def run_snapshot(root):
     return g.results(), trace.read_text(), cuts
 
 
+# fio's write phase covers [64 MiB, 68 MiB) of a fresh image, each 4 KiB
+# block once: what was there before is zeros.
+WRITE_AREA = (64 << 20, 4 << 20)
+
+
+def read_area(disk, tmp):
+    out = tmp / "area.raw"
+    subprocess.run([str(ncqguest.qemu_build_dir() / "qemu-img"), "dd",
+                    "-f", "qcow2", "-O", "raw", "bs=1M",
+                    # count, like skip, is from the image's start
+                    f"skip={WRITE_AREA[0] >> 20}",
+                    f"count={(WRITE_AREA[0] + WRITE_AREA[1]) >> 20}",
+                    f"if={disk}",
+                    f"of={out}"], check=True, capture_output=True)
+    data = out.read_bytes()
+    out.unlink()
+    assert len(data) == WRITE_AREA[1], f"qemu-img dd gave {len(data)} bytes"
+    return data
+
+
+def run_power_cut(root):
+    """A runs to the cut and migrates; B loads the state on a copy of the
+    image as it was at the cut and pulls the plug before running."""
+    state = root / "cut.state"
+    a = make(root / "cut-a", root / "cut-a.trace")
+    cmd_a = a.prepare(workload())
+    b = make(root / "cut-b", root / "cut-b.trace")
+    b.disk = root / "cut-b.qcow2"
+
+    async def source():
+        proc = popen(cmd_a, a.workdir)
+        try:
+            qmp = await qmp_connect(a.workdir / "qmp.sock", proc)
+            await wait_records(a.workdir.parent / "cut-a.trace", proc,
+                               CUT_RECORDS)
+            await qmp.execute("stop")       # drains and flushes the image
+            shutil.copy(a.disk, b.disk)
+            await qmp.execute("migrate", {"uri": f"file:{state}"})
+            while (await qmp.execute("query-migrate")).get("status") not in \
+                    ("completed", "failed"):
+                await asyncio.sleep(0.1)
+            await qmp.execute("quit")
+            await hang_up(qmp)
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+
+    asyncio.run(source())
+    before = read_area(b.disk, root)
+    proc = popen(b.prepare(workload()) + ["-incoming", f"file:{state}"],
+                 b.workdir)
+    got = {}
+
+    async def destination():
+        from qemu.qmp import ExecuteError
+
+        qmp = await qmp_connect(b.workdir / "qmp.sock", proc)
+        while (await qmp.execute("query-status"))["status"] == "inmigrate":
+            await asyncio.sleep(0.1)
+        try:
+            await qmp.execute("ncq-disk-power-cut", {"id": "disk0"})
+        except ExecuteError as e:
+            got["refused"] = str(e)
+        await qmp.execute("blockdev-set-active", {"active": True})
+        got["cut"] = await qmp.execute("ncq-disk-power-cut",
+                                       {"id": "disk0"})
+        await hang_up(qmp)
+
+    try:
+        asyncio.run(destination())
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return before, read_area(b.disk, root), got
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("migration")
@@ -289,7 +372,8 @@ def test_incoming_state_for_other_parameters_is_refused(runs, tmp_path):
     other.write_text(model.read_text().replace(
         "name = st3400620as", "name = st3400620as-edited", 1))
     g = make(tmp_path / "other", tmp_path / "other.trace")
-    g.device += f",model-file={other}"
+    g.device = g.device.replace("model=st3400620as",
+                                f"model-file={other}")
     g.disk = b.disk
     cmd = g.prepare(workload()) + [
         "-incoming", f"file:{b.workdir.parent / 'migration.state'}"]
@@ -298,3 +382,30 @@ def test_incoming_state_for_other_parameters_is_refused(runs, tmp_path):
     assert p.returncode != 0
     assert "model state is for model 'st3400620as', this drive has " \
         "'st3400620as-edited'" in p.stderr, p.stderr
+
+
+def test_power_cut_after_migration_restores_the_drives_cache(
+        tmp_path_factory):
+    """The old contents of sectors in the write cache migrate with the
+    drive: a power cut on the destination gives exactly those sectors
+    their old contents (zeros) back and leaves every other sector as it
+    was at the cut."""
+    before, after, got = run_power_cut(tmp_path_factory.mktemp("cut"))
+    assert "image is inactive" in got.get("refused", ""), got
+    cut = got["cut"]
+    print(f"\npower cut after migration: {cut['lost-sectors']} sectors in "
+          f"{len(cut['lost'])} ranges lost")
+    assert cut["lost-sectors"] > 0, "the drive had nothing in its cache"
+    lost = set()
+    first = WRITE_AREA[0] // 512
+    for r in cut["lost"]:
+        assert first <= r["lba"] and \
+            r["lba"] + r["sectors"] <= first + WRITE_AREA[1] // 512, r
+        lost.update(range(r["lba"] - first, r["lba"] - first + r["sectors"]))
+    zero = bytes(512)
+    for i in range(WRITE_AREA[1] // 512):
+        old, new = before[i * 512:(i + 1) * 512], after[i * 512:(i + 1) * 512]
+        if i in lost:
+            assert old != zero and new == zero, f"sector {first + i}"
+        else:
+            assert new == old, f"sector {first + i} changed"

@@ -7,6 +7,7 @@
 #
 #   scripts/fuzz.sh [--minutes N] [--props PROPS] [--jobs N] [--corpus DIR]
 #   scripts/fuzz.sh --reproduce FILE [--props PROPS]
+#   scripts/fuzz.sh --check-seeds [--props PROPS]
 #
 #   --minutes N     run time (default 30)
 #   --props PROPS   extra ncq-disk properties, e.g. timing=off,queue-depth=8
@@ -15,9 +16,18 @@
 #                   -max_len=N -len_control=0) instead of growing slowly
 #   --corpus DIR    corpus directory, kept between runs
 #                   (default $NCQ_CACHE/fuzz/corpus, NCQ_CACHE=~/.cache/ncq-disk)
+#   --size BYTES    size of the null-co disk (default 400088457216, the
+#                   st3400620as's capacity, so LBAs reach every zone)
 #   --reproduce F   run one input (a crash-* artifact) with the qtest trace
 #                   of what it did on stderr (QTEST_LOG), the base of a
 #                   regression qtest
+#   --check-seeds   run each seed of scripts/fuzz-seeds.py once with the
+#                   device's trace on; fail unless each completes the
+#                   commands it should
+#
+# Every run starts from the seeds of scripts/fuzz-seeds.py (written to
+# $NCQ_CACHE/fuzz/seeds): inputs that start port 0 and issue queued and
+# non-queued commands, which blind mutation does not find on its own.
 #
 # Builds the fuzz flavour first (scripts/build-qemu.sh --fuzz: clang,
 # libFuzzer, ASan and UBSan).  Crashes land in $NCQ_CACHE/fuzz/artifacts/.
@@ -29,6 +39,7 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 die() { echo "fuzz: $*" >&2; exit 1; }
 
 minutes=30 props="" jobs=1 corpus=$CACHE/fuzz/corpus reproduce="" maxlen=""
+size=400088457216 check_seeds=""
 while [ $# -gt 0 ]; do
     case $1 in
     --minutes) minutes=$2; shift 2 ;;
@@ -37,12 +48,15 @@ while [ $# -gt 0 ]; do
     --max-len) maxlen=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
     --reproduce) reproduce=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --check-seeds) check_seeds=1; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --max-len N, --corpus DIR, --reproduce FILE)" ;;
+    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --max-len N, --corpus DIR, --size BYTES, --reproduce FILE, --check-seeds)" ;;
     esac
 done
 [[ $minutes =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || die "--minutes wants a positive whole number, not '$minutes'"
 [[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -gt 0 ] || die "--jobs wants a positive whole number, not '$jobs'"
+[[ $size =~ ^[0-9]+$ ]] && [ $((size % 512)) -eq 0 ] && [ "$size" -gt 0 ] || die "--size wants a positive multiple of 512 bytes, not '$size'"
 
 build=$("$HERE/build-qemu.sh" --fuzz | tail -1)
 fuzzer=$build/qemu-fuzz-x86_64
@@ -53,7 +67,7 @@ fuzzer=$build/qemu-fuzz-x86_64
 # the AHCI glue get the time.  Only AHCI's regions are fuzzed; ncq-disk has
 # none of its own and is reached through them.
 export QEMU_FUZZ_ARGS="-machine q35 -nodefaults \
--drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on \
+-drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on,file.size=$size \
 -device ncq-disk,id=disk0,drive=disk0,bus=ide.0$props"
 export QEMU_FUZZ_OBJECTS="*ahci*"
 # Guest memory read twice by the device would be a QEMU-wide class of
@@ -68,6 +82,12 @@ if [ -n "$reproduce" ]; then
     QTEST_LOG=1 exec "$fuzzer" --fuzz-target=generic-fuzz "$reproduce"
 fi
 
+seeds=$CACHE/fuzz/seeds
+if [ -n "$check_seeds" ]; then
+    exec python3 "$HERE/fuzz-seeds.py" --check "$fuzzer" "$seeds"
+fi
+python3 "$HERE/fuzz-seeds.py" "$seeds" >/dev/null
+
 mkdir -p "$corpus" "$CACHE/fuzz/artifacts"
 log=$CACHE/fuzz/fuzz-$(date +%Y%m%d-%H%M%S).log
 echo "fuzz: $minutes min, ${jobs} job(s), corpus $corpus, log $log" >&2
@@ -79,7 +99,7 @@ args=(-max_total_time=$((minutes * 60)) -timeout=60
 [ -n "$maxlen" ] && args+=(-max_len="$maxlen" -len_control=0)
 set +e
 (cd "$CACHE/fuzz" && "$fuzzer" --fuzz-target=generic-fuzz "${args[@]}" \
-    "$corpus" >"$log" 2>&1)
+    "$corpus" "$seeds" >"$log" 2>&1)
 rc=$?
 set -e
 secs=$(( $(date +%s) - t0 ))

@@ -9,7 +9,9 @@
  * The VM stops with its block I/O drained, so every held command's data
  * has already moved; on the other side it only has to complete, at the
  * virtual time the model says, exactly as it would have without the
- * migration.
+ * migration.  With power-loss=on the old contents of sectors the drive
+ * still holds in its cache move too (a subsection), so a power cut on
+ * the other side restores what it would have restored here.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -17,7 +19,9 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/error-report.h"
+#include "block/block.h"
 #include "migration/vmstate.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -35,6 +39,110 @@ bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd)
     r->cmd = cmd;
     r->restored = true;
     return true;
+}
+
+/* One undo entry on the wire: big-endian LBA, then the sector's old data */
+#define NCQ_DISK_UNDO_ENTRY (8 + BDRV_SECTOR_SIZE)
+
+static int ncq_disk_lba_cmp(const void *a, const void *b)
+{
+    uint64_t x = **(uint64_t * const *)a, y = **(uint64_t * const *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static bool ncq_disk_undo_needed(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    return d->undo && g_hash_table_size(d->undo) > 0;
+}
+
+static int ncq_disk_undo_pre_save(void *opaque)
+{
+    NcqDisk *d = opaque;
+    guint n, i;
+    g_autofree gpointer *keys = g_hash_table_get_keys_as_array(d->undo, &n);
+    uint64_t len = (uint64_t)n * NCQ_DISK_UNDO_ENTRY;
+    uint8_t *p;
+
+    if (len > UINT32_MAX) {
+        error_report("ncq-disk: %u sectors of power-loss undo data do not "
+                     "fit a migration stream; use power-loss=off", n);
+        return -E2BIG;
+    }
+    /* Sorted, so the same state gives the same stream */
+    qsort(keys, n, sizeof(*keys), ncq_disk_lba_cmp);
+    g_free(d->mig_undo);
+    d->mig_undo_len = len;
+    d->mig_undo = p = g_malloc(len);
+    for (i = 0; i < n; i++, p += NCQ_DISK_UNDO_ENTRY) {
+        uint64_t *lba = keys[i];
+
+        stq_be_p(p, *lba);
+        memcpy(p + 8, g_hash_table_lookup(d->undo, lba), BDRV_SECTOR_SIZE);
+    }
+    return 0;
+}
+
+static int ncq_disk_undo_post_save(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    g_free(d->mig_undo);
+    d->mig_undo = NULL;
+    return 0;
+}
+
+static int ncq_disk_undo_post_load(void *opaque, int version_id)
+{
+    NcqDisk *d = opaque;
+    uint8_t *p = d->mig_undo;
+    uint32_t i;
+    int ret = 0;
+
+    if (d->mig_undo_len % NCQ_DISK_UNDO_ENTRY) {
+        error_report("ncq-disk: power-loss undo data of %u bytes is not a "
+                     "whole number of entries", d->mig_undo_len);
+        ret = -EINVAL;
+    }
+    for (i = 0; !ret && i < d->mig_undo_len / NCQ_DISK_UNDO_ENTRY;
+         i++, p += NCQ_DISK_UNDO_ENTRY) {
+        uint64_t lba = ldq_be_p(p);
+
+        g_hash_table_insert(d->undo, g_memdup2(&lba, sizeof(lba)),
+                            g_memdup2(p + 8, BDRV_SECTOR_SIZE));
+    }
+    g_free(d->mig_undo);
+    d->mig_undo = NULL;
+    return ret;
+}
+
+static const VMStateDescription vmstate_ncq_disk_undo = {
+    .name = "ncq-disk/undo",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ncq_disk_undo_needed,
+    .pre_save = ncq_disk_undo_pre_save,
+    .post_save = ncq_disk_undo_post_save,
+    .post_load = ncq_disk_undo_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(mig_undo_len, NcqDisk),
+        VMSTATE_VBUFFER_ALLOC_UINT32(mig_undo, NcqDisk, 1, NULL,
+                                     mig_undo_len),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static int ncq_disk_pre_load(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    /* The incoming state's undo data (if any) replaces what we kept */
+    if (d->undo) {
+        g_hash_table_remove_all(d->undo);
+    }
+    return 0;
 }
 
 static int ncq_disk_pre_save(void *opaque)
@@ -140,6 +248,7 @@ const VMStateDescription vmstate_ncq_disk = {
     .name = "ncq-disk",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ncq_disk_pre_load,
     .pre_save = ncq_disk_pre_save,
     .post_save = ncq_disk_post_save,
     .post_load = ncq_disk_post_load,
@@ -157,5 +266,9 @@ const VMStateDescription vmstate_ncq_disk = {
         VMSTATE_VBUFFER_ALLOC_UINT32(mig_state, NcqDisk, 1, NULL,
                                      mig_state_len),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_ncq_disk_undo,
+        NULL
     },
 };

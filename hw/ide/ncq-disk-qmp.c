@@ -301,6 +301,13 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
         error_setg(errp, "ncq-disk '%s' has no power already", id);
         return NULL;
     }
+    if (ncq_disk_image_inactive(d)) {
+        /* The restore would fail sector by sector: refuse it whole. */
+        error_setg(errp, "ncq-disk '%s': its image is inactive (an incoming "
+                   "migration not yet resumed); run 'cont' or "
+                   "blockdev-set-active first", id);
+        return NULL;
+    }
     ret = g_new0(NcqDiskPowerCut, 1);
     tail = &ret->lost;
     ret->lost_sectors = ncq_disk_power_cut(d, !has_quit || quit, lost, &n);

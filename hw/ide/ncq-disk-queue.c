@@ -18,6 +18,8 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "block/aio-wait.h"
+#include "block/block.h"
+#include "block/graph-lock.h"
 #include "system/block-backend.h"
 #include "system/dma.h"
 #include "system/runstate.h"
@@ -492,6 +494,18 @@ void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
                                           BDRV_SECTOR_SIZE));
         }
     }
+}
+
+/*
+ * After an incoming migration QEMU leaves the image inactive until the VM
+ * runs (or blockdev-set-active); a power cut then could not restore it.
+ */
+bool ncq_disk_image_inactive(NcqDisk *d)
+{
+    BlockDriverState *bs = blk_bs(ncq_disk_state(d)->blk);
+
+    GRAPH_RDLOCK_GUARD_MAINLOOP();
+    return bs && bdrv_is_inactive(bs);
 }
 
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,

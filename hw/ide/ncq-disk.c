@@ -151,6 +151,13 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
 {
     char err[512];
 
+    /* Both would leave one silently ignored; a typo'd command line. */
+    if (d->model_file && d->model_name) {
+        error_setg(errp, "model=%s and model-file=%s both given; give one "
+                   "(model-file is a model of your own)", d->model_name,
+                   d->model_file);
+        return false;
+    }
     if (d->model_file) {
         struct stat st;
 
@@ -172,10 +179,12 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
             return false;
         }
     } else {
-        d->params = ncq_params_builtin(d->model_name);
+        const char *name = d->model_name ?: NCQ_DISK_DEFAULT_MODEL;
+
+        d->params = ncq_params_builtin(name);
         if (!d->params) {
             error_setg(errp, "unknown model '%s'; known models: %s "
-                       "(or give model-file=PATH)", d->model_name,
+                       "(or give model-file=PATH)", name,
                        ncq_params_builtin_names());
             return false;
         }
@@ -316,13 +325,6 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_BOOL("power-loss", NcqDisk, power_loss, true),
 };
 
-static void ncq_disk_instance_init(Object *obj)
-{
-    NcqDisk *d = NCQ_DISK(obj);
-
-    d->model_name = g_strdup(NCQ_DISK_DEFAULT_MODEL);
-}
-
 static void ncq_disk_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -346,7 +348,6 @@ static const TypeInfo ncq_disk_info = {
     .name          = TYPE_NCQ_DISK,
     .parent        = TYPE_IDE_DEVICE,
     .instance_size = sizeof(NcqDisk),
-    .instance_init = ncq_disk_instance_init,
     .class_init    = ncq_disk_class_init,
 };
 

@@ -81,6 +81,8 @@ struct NcqDisk {
     uint64_t host_waits;    /* deadlines that had to wait for host I/O */
     uint8_t *mig_state;     /* migration: the model's state blob */
     uint32_t mig_state_len;
+    uint8_t *mig_undo;      /* migration: the undo table, sorted by LBA */
+    uint32_t mig_undo_len;
 };
 
 /* ncq-disk-queue.c */
@@ -100,6 +102,7 @@ void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
                         int64_t now);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost);
+bool ncq_disk_image_inactive(NcqDisk *d);
 
 /* ncq-disk.c */
 bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
