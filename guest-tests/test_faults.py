@@ -42,9 +42,12 @@ io after read 20000
 def run(tmp_path_factory, qemu_build, guest_image):
     from ncqguest import Guest
     guest = Guest(tmp_path_factory.mktemp("faults"),
-                  device=f"ncq-disk,model=st3400620as,faults={FAULTS}")
+                  device=f"ncq-disk,model=st3400620as,faults={FAULTS}",
+                  extra_args=["-trace", "ncq_disk_fault"])
     res = guest.run(Workload(script=SCRIPT))
     steps = dict(re.findall(r"^(\S+) status (\d+)$", res.output, re.M))
+    res.qemu_stderr = (guest.workdir / "qemu.stderr").read_text(
+        errors="replace")
     return res, steps
 
 
@@ -112,3 +115,20 @@ def test_unc_non_queued_and_still_usable(run):
                      d)
     assert re.search(r"I/O error, dev sda, sector 3003 op 0x0:\(READ\)", d)
     assert steps["after"] == "0", "the disk serves after all the faults"
+
+
+def test_faults_show_as_qemu_trace_events(run):
+    """-trace ncq_disk_fault names each command an injected fault failed,
+    the fault's kind, the tag (32: non-queued) and the sector, for whoever
+    debugs from the host side.  A slow rule fails nothing (it shows in the
+    completion times) and a hang never completes (it shows as the reset),
+    so neither appears."""
+    res, _ = run
+    hits = re.findall(r"ncq_disk_fault disk 0x[0-9a-f]+ tag (\d+): injected "
+                      r"fault (\w+) at lba (\d+)", res.qemu_stderr)
+    kinds = {(k, int(lba)) for _, k, lba in hits}
+    assert ("unc", 2002) in kinds, res.qemu_stderr[-2000:]
+    assert ("werr", 4000) in kinds
+    assert ("unc", 3003) in kinds
+    assert ("32", "unc", "3003") in hits, "the non-queued UNC has tag 32"
+    assert not any(k in ("hang", "slow") for k, _ in kinds)

@@ -302,6 +302,11 @@ static void ncq_disk_timer_cb(void *opaque)
             NcqCompletion *c = &done[i];
             NcqDiskReq *r;
 
+            if (c->fault) {
+                trace_ncq_disk_fault(d, c->queued ? c->id : NCQ_ID_NONQUEUED,
+                                     ncq_fault_kind_name(c->fault),
+                                     c->fault_lba);
+            }
             if (!c->queued) {
                 if (d->trace) {
                     ncq_trace_record(d->trace, c);
@@ -557,6 +562,7 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     }
     g_hash_table_remove_all(d->undo);
     blk_flush(s->blk);
+    trace_ncq_disk_power_cut(d, sectors, nv);
     /* A fault rule may cut the power with no one asking: say what it did */
     info_report("ncq-disk %s: power cut; %" PRIu64 " sectors in %d ranges "
                 "never reached the media", d->dev.qdev.id ? d->dev.qdev.id :
