@@ -171,12 +171,13 @@ def faster_than_real_time(base, ios, rounds):
 
 
 def power_loss_cost(base, ios, rounds):
-    jobs = [("randwrite", "4k"), ("write", "1m")]
+    # the 1 MiB job writes half of the 1 GiB disk at most
+    jobs = [("randwrite", "4k", ios), ("write", "1m", min(ios, 512))]
     print(f"\n== power-loss=on vs off, timing on (st3400620as), icount "
-          f"{ncqguest.ICOUNT}: iodepth 32, {ios} I/Os each of "
-          f"{', '.join(f'{rw} {bs}' for rw, bs in jobs)}, {rounds} rounds "
-          f"alternating", flush=True)
-    for rw, bs in jobs:
+          f"{ncqguest.ICOUNT}: iodepth 32, "
+          f"{', '.join(f'{rw} {bs} {n} I/Os' for rw, bs, n in jobs)}, "
+          f"{rounds} rounds alternating", flush=True)
+    for rw, bs, ios in jobs:
         job = WRITE_JOB.format(name=rw, rw=rw, bs=bs, ios=ios)
         got = {"on": [], "off": []}
         for r in range(rounds):

@@ -17,6 +17,7 @@
 #include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "qemu/memalign.h"
 #include "block/aio-wait.h"
 #include "block/block.h"
 #include "block/graph-lock.h"
@@ -151,6 +152,70 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
     }
 }
 
+static void ncq_disk_undo_lost(uint64_t first, uint32_t n)
+{
+    warn_report("ncq-disk: cannot read sectors %" PRIu64 "-%" PRIu64
+                " to keep their old contents; a power cut will not "
+                "restore them", first, first + n - 1);
+}
+
+/* The command's own host I/O: its data to or from the image. */
+static void ncq_disk_host_io(NcqDiskReq *r)
+{
+    IDEState *s = ncq_disk_state(r->disk);
+    IDENCQCmd *cmd = r->cmd;
+
+    if (cmd->is_write) {
+        r->aiocb = dma_blk_write(s->blk, cmd->sg,
+                                 cmd->lba << BDRV_SECTOR_BITS,
+                                 BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+    } else {
+        r->aiocb = dma_blk_read(s->blk, cmd->sg,
+                                cmd->lba << BDRV_SECTOR_BITS,
+                                BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+    }
+}
+
+static void ncq_disk_undo_read_done(void *opaque, int ret)
+{
+    NcqDiskReq *r = opaque;
+    uint32_t n = r->undo_qiov.size / BDRV_SECTOR_SIZE;
+
+    r->aiocb = NULL;
+    if (ret < 0) {
+        ncq_disk_undo_lost(r->undo_first, n);
+    } else {
+        ncq_disk_undo_keep(r->disk, r->undo_first, n, r->undo_buf);
+    }
+    qemu_vfree(r->undo_buf);
+    r->undo_buf = NULL;
+    if (!r->cmd) {
+        /* Dropped while reading: the write never reaches the image. */
+        r->host_done = true;
+        r->host_ret = ret;
+        return;
+    }
+    ncq_disk_host_io(r);
+}
+
+/*
+ * A queued write whose sectors' old contents must be kept first: read
+ * them as part of its host I/O, so the vCPU does not wait for the read.
+ * Nothing can overwrite them meanwhile: an overlapping write waits for
+ * this one (ncq_disk_undo_prepare()), and the guest's own data goes to
+ * the image only after the read.
+ */
+static void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n)
+{
+    IDEState *s = ncq_disk_state(r->disk);
+
+    r->undo_first = first;
+    r->undo_buf = blk_blockalign(s->blk, n * BDRV_SECTOR_SIZE);
+    qemu_iovec_init_buf(&r->undo_qiov, r->undo_buf, n * BDRV_SECTOR_SIZE);
+    r->aiocb = blk_aio_preadv(s->blk, first * BDRV_SECTOR_SIZE,
+                              &r->undo_qiov, 0, ncq_disk_undo_read_done, r);
+}
+
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
 {
     NcqDisk *d = NCQ_DISK(dev);
@@ -158,6 +223,8 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     NcqDiskReq *r;
     NcqCmd mc;
+    uint64_t undo_first = 0;
+    uint32_t undo_n = 0;
     int ret;
 
     trace_ncq_disk_submit(d, cmd->tag, cmd->is_write, cmd->lba,
@@ -189,7 +256,8 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->timing) {
         ncq_disk_sync_write_cache(d, s);
         if (cmd->is_write) {
-            ncq_disk_save_undo(d, cmd->lba, cmd->sector_count, now);
+            undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count,
+                                           now, &undo_first);
         }
         mc = (NcqCmd) {
             .id = cmd->tag,
@@ -211,14 +279,10 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     r->cmd = cmd;
     r->host_done = false;
     r->host_ret = 0;
-    if (cmd->is_write) {
-        r->aiocb = dma_blk_write(s->blk, cmd->sg,
-                                 cmd->lba << BDRV_SECTOR_BITS,
-                                 BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+    if (undo_n) {
+        ncq_disk_undo_read(r, undo_first, undo_n);
     } else {
-        r->aiocb = dma_blk_read(s->blk, cmd->sg,
-                                cmd->lba << BDRV_SECTOR_BITS,
-                                BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+        ncq_disk_host_io(r);
     }
     if (d->timing) {
         ncq_disk_arm_timer(d);
@@ -442,16 +506,21 @@ static gboolean ncq_disk_undo_stale(gpointer key, gpointer value,
     return !ncq_disk_in_ranges(v + 1, v[0].sectors, *(uint64_t *)key);
 }
 
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
+/*
+ * Before a write of [lba, lba + n) reaches the image: drop stale entries
+ * of its sectors and say which of them (*first, return value: count; 0
+ * for none) need their old contents read and kept.  Sectors kept already
+ * for data the drive still holds keep their entry: it is older.
+ */
+uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
+                               int64_t now, uint64_t *first)
 {
-    IDEState *s = ncq_disk_state(d);
     NcqRange v[NCQ_MAX_VOLATILE + 1];
-    g_autofree uint8_t *buf = NULL;
-    uint64_t first = UINT64_MAX, last = 0, k;
+    uint64_t lo = UINT64_MAX, hi = 0, k;
     int nv, i;
 
     if (!d->power_loss || !d->undo) {
-        return;
+        return 0;
     }
     /* A write in flight to these sectors lands first: no race with it. */
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
@@ -473,32 +542,56 @@ void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
         g_hash_table_foreach_remove(d->undo, ncq_disk_undo_stale, v);
     }
     for (k = lba; k < lba + n; k++) {
-        if (!g_hash_table_contains(d->undo, &k) ||
-            !ncq_disk_in_ranges(v + 1, nv, k)) {
-            first = MIN(first, k);
-            last = k;
+        if (g_hash_table_contains(d->undo, &k)) {
+            if (ncq_disk_in_ranges(v + 1, nv, k)) {
+                continue;
+            }
+            g_hash_table_remove(d->undo, &k);
         }
+        lo = MIN(lo, k);
+        hi = k;
     }
-    if (first == UINT64_MAX) {
-        return;
+    if (lo == UINT64_MAX) {
+        return 0;
     }
-    buf = g_malloc((last - first + 1) * BDRV_SECTOR_SIZE);
-    if (blk_pread(s->blk, first * BDRV_SECTOR_SIZE,
-                  (last - first + 1) * BDRV_SECTOR_SIZE, buf, 0) < 0) {
-        warn_report("ncq-disk: cannot read sectors %" PRIu64 "-%" PRIu64
-                    " to keep their old contents; a power cut will not "
-                    "restore them", first, last);
-        return;
-    }
-    for (k = first; k <= last; k++) {
-        if (!g_hash_table_contains(d->undo, &k) ||
-            !ncq_disk_in_ranges(v + 1, nv, k)) {
+    *first = lo;
+    return hi - lo + 1;
+}
+
+/* Keep the old contents @buf of [first, first + n) where none are kept. */
+void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
+                        const uint8_t *buf)
+{
+    uint64_t k;
+
+    for (k = first; k < first + n; k++) {
+        if (!g_hash_table_contains(d->undo, &k)) {
             g_hash_table_insert(d->undo, g_memdup2(&k, sizeof(k)),
                                 g_memdup2(buf + (k - first) *
                                           BDRV_SECTOR_SIZE,
                                           BDRV_SECTOR_SIZE));
         }
     }
+}
+
+/* For a non-queued write: read and keep the old contents at once. */
+void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
+{
+    IDEState *s = ncq_disk_state(d);
+    g_autofree uint8_t *buf = NULL;
+    uint64_t first;
+    uint32_t count = ncq_disk_undo_prepare(d, lba, n, now, &first);
+
+    if (!count) {
+        return;
+    }
+    buf = g_malloc(count * BDRV_SECTOR_SIZE);
+    if (blk_pread(s->blk, first * BDRV_SECTOR_SIZE,
+                  count * BDRV_SECTOR_SIZE, buf, 0) < 0) {
+        ncq_disk_undo_lost(first, count);
+        return;
+    }
+    ncq_disk_undo_keep(d, first, count, buf);
 }
 
 /*

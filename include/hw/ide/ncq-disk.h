@@ -11,6 +11,7 @@
 
 #include "hw/ide/ide-dev.h"
 #include "hw/ide/ncq-model.h"
+#include "qemu/iov.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
 
@@ -31,6 +32,9 @@ typedef struct NcqDiskReq {
     int host_ret;
     bool mig_active;        /* migration: the tag was in the drive */
     bool restored;          /* migration: the HBA handed it back */
+    uint8_t *undo_buf;      /* power loss: old contents being read */
+    uint64_t undo_first;
+    QEMUIOVector undo_qiov;
 } NcqDiskReq;
 
 /* NCQ Command Error log (log address 10h) */
@@ -98,6 +102,10 @@ void ncq_disk_arm_timer(NcqDisk *d);
 void ncq_disk_run_held(NcqDisk *d);
 
 /* ncq-disk-queue.c: power loss (docs/faults.md) */
+uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
+                               int64_t now, uint64_t *first);
+void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
+                        const uint8_t *buf);
 void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
                         int64_t now);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
