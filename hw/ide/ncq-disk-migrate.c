@@ -19,9 +19,7 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/bswap.h"
 #include "qemu/error-report.h"
-#include "block/block.h"
 #include "migration/vmstate.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -41,47 +39,28 @@ bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd)
     return true;
 }
 
-/* One undo entry on the wire: big-endian LBA, then the sector's old data */
-#define NCQ_DISK_UNDO_ENTRY (8 + BDRV_SECTOR_SIZE)
-
-static int ncq_disk_lba_cmp(const void *a, const void *b)
-{
-    uint64_t x = **(uint64_t * const *)a, y = **(uint64_t * const *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 static bool ncq_disk_undo_needed(void *opaque)
 {
     NcqDisk *d = opaque;
 
-    return d->undo && g_hash_table_size(d->undo) > 0;
+    return d->undo && ncq_undo_sectors(d->undo) > 0;
 }
 
 static int ncq_disk_undo_pre_save(void *opaque)
 {
     NcqDisk *d = opaque;
-    guint n, i;
-    g_autofree gpointer *keys = g_hash_table_get_keys_as_array(d->undo, &n);
-    uint64_t len = (uint64_t)n * NCQ_DISK_UNDO_ENTRY;
-    uint8_t *p;
+    size_t len = ncq_undo_save_size(d->undo);
 
     if (len > UINT32_MAX) {
-        error_report("ncq-disk: %u sectors of power-loss undo data do not "
-                     "fit a migration stream; use power-loss=off", n);
+        error_report("ncq-disk: %" PRIu64 " sectors of power-loss undo data "
+                     "do not fit a migration stream; use power-loss=off",
+                     ncq_undo_sectors(d->undo));
         return -E2BIG;
     }
-    /* Sorted, so the same state gives the same stream */
-    qsort(keys, n, sizeof(*keys), ncq_disk_lba_cmp);
     g_free(d->mig_undo);
     d->mig_undo_len = len;
-    d->mig_undo = p = g_malloc(len);
-    for (i = 0; i < n; i++, p += NCQ_DISK_UNDO_ENTRY) {
-        uint64_t *lba = keys[i];
-
-        stq_be_p(p, *lba);
-        memcpy(p + 8, g_hash_table_lookup(d->undo, lba), BDRV_SECTOR_SIZE);
-    }
+    d->mig_undo = g_malloc(len);
+    ncq_undo_save(d->undo, d->mig_undo);
     return 0;
 }
 
@@ -97,21 +76,13 @@ static int ncq_disk_undo_post_save(void *opaque)
 static int ncq_disk_undo_post_load(void *opaque, int version_id)
 {
     NcqDisk *d = opaque;
-    uint8_t *p = d->mig_undo;
-    uint32_t i;
+    char err[256];
     int ret = 0;
 
-    if (d->mig_undo_len % NCQ_DISK_UNDO_ENTRY) {
-        error_report("ncq-disk: power-loss undo data of %u bytes is not a "
-                     "whole number of entries", d->mig_undo_len);
+    if (ncq_undo_load(d->undo, d->mig_undo, d->mig_undo_len, err,
+                      sizeof(err)) < 0) {
+        error_report("ncq-disk: %s", err);
         ret = -EINVAL;
-    }
-    for (i = 0; !ret && i < d->mig_undo_len / NCQ_DISK_UNDO_ENTRY;
-         i++, p += NCQ_DISK_UNDO_ENTRY) {
-        uint64_t lba = ldq_be_p(p);
-
-        g_hash_table_insert(d->undo, g_memdup2(&lba, sizeof(lba)),
-                            g_memdup2(p + 8, BDRV_SECTOR_SIZE));
     }
     g_free(d->mig_undo);
     d->mig_undo = NULL;
@@ -140,7 +111,7 @@ static int ncq_disk_pre_load(void *opaque)
 
     /* The incoming state's undo data (if any) replaces what we kept */
     if (d->undo) {
-        g_hash_table_remove_all(d->undo);
+        ncq_undo_clear(d->undo);
     }
     return 0;
 }

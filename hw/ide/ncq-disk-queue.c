@@ -451,8 +451,8 @@ void ncq_disk_queue_init(NcqDisk *d)
         d->reqs[i].disk = d;
     }
     d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_timer_cb, d);
-    d->undo = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-                                    g_free);
+    d->undo = ncq_undo_new();
+    d->undo_prune_at = 0;       /* the first prune sets the real bound */
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
@@ -461,62 +461,31 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
         timer_free(d->timer);
         d->timer = NULL;
     }
-    if (d->undo) {
-        g_hash_table_destroy(d->undo);
-        d->undo = NULL;
-    }
+    ncq_undo_free(d->undo);
+    d->undo = NULL;
 }
 
 /*
  * Power loss.  The device writes guest data to the image at once, but a
  * drive with a write cache keeps it in volatile memory until it destages
  * it.  So before a write reaches the image, the old contents of its
- * sectors are kept (the "undo" table, keyed by LBA) unless they are kept
- * already for data the drive still holds; when power is cut, the sectors
- * the model says never reached the media (ncq_model_volatile()) get their
- * old contents back.  Entries for sectors that did reach the media are
- * stale: they are replaced when written again and pruned when the table
- * outgrows the write cache.
+ * sectors are kept (the model library's undo store, as extents) unless
+ * they are kept already for data the drive still holds; when power is
+ * cut, the sectors the model says never reached the media
+ * (ncq_model_volatile()) get their old contents back.  Kept data for
+ * sectors that did reach the media is stale: dropped when they are
+ * written again and pruned when the store has doubled.
  */
 
-static bool ncq_disk_in_ranges(const NcqRange *v, int n, uint64_t lba)
-{
-    int lo = 0, hi = n;
-
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-
-        if (lba < v[mid].lba) {
-            hi = mid;
-        } else if (lba >= v[mid].lba + v[mid].sectors) {
-            lo = mid + 1;
-        } else {
-            return true;
-        }
-    }
-    return false;
-}
-
-static gboolean ncq_disk_undo_stale(gpointer key, gpointer value,
-                                    gpointer opaque)
-{
-    NcqRange *v = opaque;
-
-    /* v[0].sectors of the sentinel holds the count of ranges after it */
-    return !ncq_disk_in_ranges(v + 1, v[0].sectors, *(uint64_t *)key);
-}
-
 /*
- * Before a write of [lba, lba + n) reaches the image: drop stale entries
- * of its sectors and say which of them (*first, return value: count; 0
- * for none) need their old contents read and kept.  Sectors kept already
- * for data the drive still holds keep their entry: it is older.
+ * Before a write of [lba, lba + n) reaches the image: say which of its
+ * sectors (*first, return value: count; 0 for none) need their old
+ * contents read and kept.
  */
 uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
                                int64_t now, uint64_t *first)
 {
-    NcqRange v[NCQ_MAX_VOLATILE + 1];
-    uint64_t lo = UINT64_MAX, hi = 0, k;
+    NcqRange v[NCQ_MAX_VOLATILE];
     int nv, i;
 
     if (!d->power_loss || !d->undo) {
@@ -532,45 +501,31 @@ uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
         }
     }
     /* The caller's time: the model must not run past the submit's */
-    nv = ncq_model_volatile(d->model, now, v + 1, NCQ_MAX_VOLATILE);
+    nv = ncq_model_volatile(d->model, now, v, ARRAY_SIZE(v));
     if (nv <= 0) {
-        g_hash_table_remove_all(d->undo);
+        ncq_undo_clear(d->undo);
         nv = 0;
-    } else if (g_hash_table_size(d->undo) >
-               d->params->write_cache_sectors + NCQ_MAX_SECTORS) {
-        v[0].sectors = nv;
-        g_hash_table_foreach_remove(d->undo, ncq_disk_undo_stale, v);
+    } else if (ncq_undo_sectors(d->undo) > d->undo_prune_at) {
+        /*
+         * Prune when the store has doubled since the last time (or
+         * outgrown twice the write cache): each kept sector is then
+         * visited O(1) times, however many queued writes keep theirs.
+         */
+        uint64_t floor = 2 * ((uint64_t)d->params->write_cache_sectors +
+                              NCQ_MAX_SECTORS);
+
+        ncq_undo_prune(d->undo, v, nv);
+        d->undo_prune_at = MAX(floor, 2 * ncq_undo_sectors(d->undo));
     }
-    for (k = lba; k < lba + n; k++) {
-        if (g_hash_table_contains(d->undo, &k)) {
-            if (ncq_disk_in_ranges(v + 1, nv, k)) {
-                continue;
-            }
-            g_hash_table_remove(d->undo, &k);
-        }
-        lo = MIN(lo, k);
-        hi = k;
-    }
-    if (lo == UINT64_MAX) {
-        return 0;
-    }
-    *first = lo;
-    return hi - lo + 1;
+    return ncq_undo_prepare(d->undo, lba, n, v, nv, first);
 }
 
 /* Keep the old contents @buf of [first, first + n) where none are kept. */
 void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
                         const uint8_t *buf)
 {
-    uint64_t k;
-
-    for (k = first; k < first + n; k++) {
-        if (!g_hash_table_contains(d->undo, &k)) {
-            g_hash_table_insert(d->undo, g_memdup2(&k, sizeof(k)),
-                                g_memdup2(buf + (k - first) *
-                                          BDRV_SECTOR_SIZE,
-                                          BDRV_SECTOR_SIZE));
-        }
+    if (ncq_undo_keep(d->undo, first, n, buf) < 0) {
+        ncq_disk_undo_lost(first, n);
     }
 }
 
@@ -606,14 +561,26 @@ bool ncq_disk_image_inactive(NcqDisk *d)
     return bs && bdrv_is_inactive(bs);
 }
 
+/* Give kept sectors their old contents back (a power cut). */
+static int ncq_disk_restore(void *opaque, uint64_t lba, uint64_t n,
+                            const uint8_t *data)
+{
+    BlockBackend *blk = opaque;
+
+    if (blk_pwrite(blk, lba * BDRV_SECTOR_SIZE, n * BDRV_SECTOR_SIZE, data,
+                   0) < 0) {
+        warn_report("ncq-disk: power cut: cannot restore sectors %" PRIu64
+                    "-%" PRIu64, lba, lba + n - 1);
+    }
+    return 0;
+}
+
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost)
 {
     IDEState *s = ncq_disk_state(d);
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     NcqRange v[NCQ_MAX_VOLATILE];
-    GHashTableIter it;
-    gpointer key, value;
     uint64_t sectors = 0;
     int nv = 0, i;
 
@@ -642,18 +609,8 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     if (nlost) {
         *nlost = nv;
     }
-    g_hash_table_iter_init(&it, d->undo);
-    while (g_hash_table_iter_next(&it, &key, &value)) {
-        uint64_t lba = *(uint64_t *)key;
-
-        if (ncq_disk_in_ranges(v, nv, lba) &&
-            blk_pwrite(s->blk, lba * BDRV_SECTOR_SIZE, BDRV_SECTOR_SIZE,
-                       value, 0) < 0) {
-            warn_report("ncq-disk: power cut: cannot restore sector %"
-                        PRIu64, lba);
-        }
-    }
-    g_hash_table_remove_all(d->undo);
+    ncq_undo_foreach(d->undo, v, nv, ncq_disk_restore, s->blk);
+    ncq_undo_clear(d->undo);
     blk_flush(s->blk);
     trace_ncq_disk_power_cut(d, sectors, nv);
     /* A fault rule may cut the power with no one asking: say what it did */

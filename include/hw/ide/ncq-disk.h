@@ -80,7 +80,8 @@ struct NcqDisk {
     uint64_t injected_errors;   /* commands failed by fault rules */
     uint8_t held_error;     /* the held command fails with this error */
     uint64_t held_error_lba;
-    GHashTable *undo;       /* LBA -> old contents (ncq_disk_save_undo) */
+    NcqUndo *undo;          /* old contents a power cut gives back */
+    uint64_t undo_prune_at; /* table size that triggers the next prune */
     bool powered_off;       /* power cut: the drive answers nothing */
     uint64_t host_waits;    /* deadlines that had to wait for host I/O */
     uint8_t *mig_state;     /* migration: the model's state blob */

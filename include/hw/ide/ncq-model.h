@@ -418,6 +418,41 @@ typedef struct NcqRange {
 #define NCQ_MAX_VOLATILE    (128 + 1 + NCQ_MAX_TAGS + 1)
 int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max);
 
+/*
+ * The old contents of sectors, kept so that a power cut can give them back
+ * (undo.c).  @vol arguments are volatile ranges as ncq_model_volatile()
+ * gives them: sorted, disjoint.
+ */
+typedef struct NcqUndo NcqUndo;
+NcqUndo *ncq_undo_new(void);
+void ncq_undo_free(NcqUndo *u);
+void ncq_undo_clear(NcqUndo *u);
+uint64_t ncq_undo_sectors(const NcqUndo *u);
+size_t ncq_undo_extents(const NcqUndo *u);
+/*
+ * Before a write of [lba, lba + n): forget what is kept there for sectors
+ * outside @vol (the media has them since: stale); return how many sectors
+ * from *@first must be read and handed to ncq_undo_keep() (0: none).
+ * Data still kept in the range is older and stays.
+ */
+uint64_t ncq_undo_prepare(NcqUndo *u, uint64_t lba, uint64_t n,
+                          const NcqRange *vol, int nvol, uint64_t *first);
+/* Keep @data (n sectors from @first) where nothing is kept yet. */
+int ncq_undo_keep(NcqUndo *u, uint64_t first, uint64_t n,
+                  const uint8_t *data);
+/* Forget everything outside @vol. */
+int ncq_undo_prune(NcqUndo *u, const NcqRange *vol, int nvol);
+/* @fn for each kept piece inside @vol, in LBA order; stops on non-zero. */
+int ncq_undo_foreach(const NcqUndo *u, const NcqRange *vol, int nvol,
+                     int (*fn)(void *opaque, uint64_t lba, uint64_t n,
+                               const uint8_t *data),
+                     void *opaque);
+/* For migration: a flat, byte-order independent copy, and back. */
+size_t ncq_undo_save_size(const NcqUndo *u);
+void ncq_undo_save(const NcqUndo *u, uint8_t *buf);
+int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
+                  size_t errlen);
+
 /* ---- names ---- */
 /*
  * A time: "50ms", "2s", "500us", "100ns", a bare number being ms.  0,
