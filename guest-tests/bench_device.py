@@ -31,6 +31,7 @@ records a run.
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -91,8 +92,11 @@ def run_one(workdir, device, ios, icount, timeout_s=900, job_text=None,
     guest = Guest(workdir, device=device, disk_size="1G", icount=icount,
                   timeout_s=timeout_s, rtc_base=ncqguest.FIXED_RTC_BASE)
     job_text = job_text or JOB.format(ios=ios)
+    # QEMU's CPU time (the runs are one at a time: the children's delta)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = guest.run(Workload(script=SCRIPT, files={"job.fio": job_text}),
                     qmp_actions=marker_watch(guest.workdir / "console.log"))
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.status != 0:
         raise RuntimeError(f"{device}: workload failed\n{res.output}")
     job = fio_json(res)["jobs"][0]
@@ -109,6 +113,7 @@ def run_one(workdir, device, ios, icount, timeout_s=900, job_text=None,
         "uptime_s": up["BENCH-FIO-END"] - up["BENCH-FIO-START"],
         "fio_wall_s": res.qmp["BENCH-FIO-END"] - res.qmp["BENCH-FIO-START"],
         "boot_wall_s": res.wall_s,
+        "cpu_s": (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime),
         "clat_p50_us": job[op]["clat_ns"]["percentile"]["50.000000"]
         / 1000,
     }
@@ -189,16 +194,23 @@ def power_loss_cost(base, ios, rounds):
                 print(f"{rw} {bs} round {r + 1} power-loss={pl:3s} "
                       f"{m['iops']:8.1f} IOPS (guest)  fio "
                       f"{m['guest_s']:6.2f} s guest / {m['fio_wall_s']:6.2f} "
-                      f"s wall  (host load {os.getloadavg()[0]:.1f})",
+                      f"s wall; QEMU used {m['cpu_s']:6.2f} s CPU for boot "
+                      f"and run  (host load {os.getloadavg()[0]:.1f})",
                       flush=True)
         same = {m["iops"] for m in got["on"] + got["off"]}
         wall = {k: statistics.median(m["fio_wall_s"] for m in v)
                 for k, v in got.items()}
+        cpu = {k: statistics.median(m["cpu_s"] for m in v)
+               for k, v in got.items()}
         print(f"{rw} {bs}: guest IOPS {'identical' if len(same) == 1 else 'DIFFER'}"
               f" across all runs ({', '.join(f'{x:.1f}' for x in sorted(same))});"
               f" median fio wall time on {wall['on']:.2f} s, off "
               f"{wall['off']:.2f} s: on/off = "
-              f"{100 * wall['on'] / wall['off']:.0f} %", flush=True)
+              f"{100 * wall['on'] / wall['off']:.0f} %; median QEMU CPU "
+              f"time on {cpu['on']:.2f} s, off {cpu['off']:.2f} s: the "
+              f"undo data cost {cpu['on'] - cpu['off']:+.2f} s of CPU, "
+              f"{1e3 * (cpu['on'] - cpu['off']) / ios:+.3f} ms per write",
+              flush=True)
 
 
 def main():
