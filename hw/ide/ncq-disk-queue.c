@@ -77,17 +77,61 @@ static void ncq_disk_host_done(void *opaque, int ret)
     }
 }
 
-/* Drop a command: no completion will follow for it. */
+/*
+ * Drop a command: no completion will follow for it, and its host I/O has
+ * ended (cancelled or finished) when this returns, so no DMA reaches the
+ * guest after a reset.  Not blk_aio_cancel(): that waits for the AIOCB's
+ * last reference, which a DMA request parked for a bounce buffer (PRDs
+ * pointing at MMIO) never drops, as dma_aio_cancel() completes it without
+ * releasing it; the guest could hang QEMU.  We wait for our callback.
+ */
 static IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
 {
     IDENCQCmd *cmd = r->cmd;
 
     r->cmd = NULL;
     if (r->aiocb) {
-        blk_aio_cancel(r->aiocb);
+        blk_aio_cancel_async(r->aiocb);
+        AIO_WAIT_WHILE(NULL, !r->host_done);
         r->aiocb = NULL;
     }
     return cmd;
+}
+
+static void ncq_disk_wait_expired(void *opaque)
+{
+    *(bool *)opaque = true;
+}
+
+/*
+ * Wait for @r's host I/O without letting virtual time move (the caller
+ * is about to complete it, or to overwrite its sectors).  Host I/O always
+ * finishes, except a DMA parked for a bounce buffer that nothing will
+ * free: a guest can point PRDs at MMIO after filling the bounce buffer
+ * with command lists mapped there too.  So after x-host-wait-ms of wall
+ * time give up: cancel it (its command then fails) rather than hang QEMU.
+ */
+static void ncq_disk_wait_host(NcqDiskReq *r)
+{
+    NcqDisk *d = r->disk;
+    bool expired = false;
+    QEMUTimer *t;
+
+    if (r->host_done) {
+        return;
+    }
+    t = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME, SCALE_MS,
+                      ncq_disk_wait_expired, &expired);
+    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->host_wait_ms);
+    AIO_WAIT_WHILE(NULL, !r->host_done && !expired);
+    timer_free(t);
+    if (!r->host_done) {
+        warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
+                    "ms (DMA to a non-RAM address?); failing its command",
+                    r - d->reqs, d->host_wait_ms);
+        blk_aio_cancel_async(r->aiocb);
+        AIO_WAIT_WHILE(NULL, !r->host_done);
+    }
 }
 
 /*
@@ -164,16 +208,17 @@ static void ncq_disk_host_io(NcqDiskReq *r)
 {
     IDEState *s = ncq_disk_state(r->disk);
     IDENCQCmd *cmd = r->cmd;
+    BlockAIOCB *acb;
 
     if (cmd->is_write) {
-        r->aiocb = dma_blk_write(s->blk, cmd->sg,
-                                 cmd->lba << BDRV_SECTOR_BITS,
-                                 BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+        acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
+                            BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
     } else {
-        r->aiocb = dma_blk_read(s->blk, cmd->sg,
-                                cmd->lba << BDRV_SECTOR_BITS,
-                                BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+        acb = dma_blk_read(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
+                           BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
     }
+    /* With nothing to transfer the callback has run already */
+    r->aiocb = r->host_done ? NULL : acb;
 }
 
 static void ncq_disk_undo_read_done(void *opaque, int ret)
@@ -394,7 +439,7 @@ static void ncq_disk_timer_cb(void *opaque)
             if (!r->host_done) {
                 /* Virtual time stands still while we wait. */
                 d->host_waits++;
-                AIO_WAIT_WHILE(NULL, !r->host_done);
+                ncq_disk_wait_host(r);
             }
             trace_ncq_disk_complete(d, c->id, c->lba, c->sectors,
                                     c->arrival_ns, c->dispatch_ns,
@@ -497,7 +542,7 @@ uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
 
         if (r->cmd && r->cmd->is_write && !r->host_done &&
             r->cmd->lba < lba + n && lba < r->cmd->lba + r->cmd->sector_count) {
-            AIO_WAIT_WHILE(NULL, !r->host_done);
+            ncq_disk_wait_host(r);
         }
     }
     /* The caller's time: the model must not run past the submit's */

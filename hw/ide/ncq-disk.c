@@ -323,6 +323,8 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_BOOL("ncq-prio", NcqDisk, ncq_prio, true),
     DEFINE_PROP_STRING("faults", NcqDisk, faults),
     DEFINE_PROP_BOOL("power-loss", NcqDisk, power_loss, true),
+    /* For tests: how long a stuck host I/O may hold virtual time */
+    DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, host_wait_ms, 30000),
 };
 
 static void ncq_disk_class_init(ObjectClass *klass, void *data)

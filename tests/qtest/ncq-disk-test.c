@@ -793,6 +793,48 @@ static void test_error_short_prdt(void)
     ncq_shutdown(ahci);
 }
 
+/*
+ * A guest that fills the HBA's bounce buffer (the command lists and FIS
+ * areas of four other ports placed in MMIO) and points a queued read's
+ * PRD at MMIO too: that read's DMA can never start.  At the command's
+ * deadline the drive must not hold QEMU forever waiting for it: after
+ * x-host-wait-ms it fails the command, and QEMU goes on answering.
+ */
+static void test_dma_to_mmio_does_not_hang(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "x-host-wait-ms=100", &port);
+    uint64_t mmio = ahci->hba_bar.addr;
+    AHCICommand *cmd;
+    QDict *info;
+    uint8_t p, err;
+
+    g_assert(!ahci->hba_bar.is_io);
+    for (p = 1; p <= 4; p++) {
+        ahci_px_wreg(ahci, p, AHCI_PX_CLB, mmio);
+        ahci_px_wreg(ahci, p, AHCI_PX_CLBU, 0);
+        ahci_px_wreg(ahci, p, AHCI_PX_FB, mmio + 0x400);
+        ahci_px_wreg(ahci, p, AHCI_PX_FBU, 0);
+        ahci_px_wreg(ahci, p, AHCI_PX_CMD, AHCI_PX_CMD_ST | AHCI_PX_CMD_FRE);
+    }
+    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, mmio, 4096, 300);
+    ahci_command_issue_async(ahci, cmd);
+    err = ncq_wait_error(ahci, port);
+    g_assert_cmphex(err & ATA_ERR_ABRT, ==, ATA_ERR_ABRT);
+    info = query_disk(ahci);                /* QEMU still answers */
+    g_assert_cmpint(qdict_get_int(info, "submitted"), ==, 1);
+    qobject_unref(info);
+    ahci_command_free(cmd);
+    /* The other ports let go of the bounce buffer; the drive serves. */
+    for (p = 1; p <= 4; p++) {
+        ahci_px_wreg(ahci, p, AHCI_PX_CMD, 0);
+    }
+    ncq_recover(ahci, port);
+    ncq_read_log(ahci, port, 0x10, 0, (uint8_t[512]) {});
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
 /* Queue @n reads of 4 KiB at distinct LBAs; returns the commands. */
 static void ncq_queue_reads(AHCIQState *ahci, uint8_t port, uint64_t gbuf,
                             AHCICommand **cmd, int n)
@@ -1473,6 +1515,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/error/queued-before-log-read",
                    test_error_queued_before_log_read);
     qtest_add_func("/ncq-disk/error/short-prdt", test_error_short_prdt);
+    qtest_add_func("/ncq-disk/error/dma-to-mmio-does-not-hang",
+                   test_dma_to_mmio_does_not_hang);
     qtest_add_data_func("/ncq-disk/reset/hba", "hba", test_reset_kinds);
     qtest_add_data_func("/ncq-disk/reset/srst", "srst", test_reset_kinds);
     qtest_add_func("/ncq-disk/reset/commands-during-and-after",

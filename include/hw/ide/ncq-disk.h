@@ -77,6 +77,7 @@ struct NcqDisk {
     uint64_t guest_errors;  /* commands failed for the guest's mistakes */
     char *faults;           /* property: fault rules (docs/faults.md) */
     bool power_loss;        /* property: keep old contents for power cuts */
+    uint32_t host_wait_ms;  /* property: give up on a stuck host I/O */
     uint64_t injected_errors;   /* commands failed by fault rules */
     uint8_t held_error;     /* the held command fails with this error */
     uint64_t held_error_lba;
