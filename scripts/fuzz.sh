@@ -62,13 +62,17 @@ build=$("$HERE/build-qemu.sh" --fuzz | tail -1)
 fuzzer=$build/qemu-fuzz-x86_64
 [ -x "$fuzzer" ] || die "$fuzzer was not built; see $build/ninja.log"
 
+# x-host-wait-ms=1000: a command whose DMA the fuzzer pointed at MMIO can
+# take minutes byte by byte through the bounce buffer; the drive holds
+# virtual time (and the main loop, so libFuzzer's -timeout alarm too)
+# while it waits at the deadline, so give up after 1 s instead of 30.
 # The generic fuzzer takes its machine from the environment.  null-co reads
 # zeroes and writes nowhere: the host side costs nothing, the device and
 # the AHCI glue get the time.  Only AHCI's regions are fuzzed; ncq-disk has
 # none of its own and is reached through them.
 export QEMU_FUZZ_ARGS="-machine q35 -nodefaults \
 -drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on,file.size=$size \
--device ncq-disk,id=disk0,drive=disk0,bus=ide.0$props"
+-device ncq-disk,id=disk0,drive=disk0,bus=ide.0,x-host-wait-ms=1000$props"
 export QEMU_FUZZ_OBJECTS="*ahci*"
 # Guest memory read twice by the device would be a QEMU-wide class of
 # findings, not this device's (upstream's predefined configs set it too).

@@ -179,12 +179,14 @@ static bool ncq_disk_load_model(NcqDisk *d, Error **errp)
             return false;
         }
     } else {
-        const char *name = d->model_name ?: NCQ_DISK_DEFAULT_MODEL;
-
-        d->params = ncq_params_builtin(name);
+        /* qom-get model then names the model in use */
+        if (!d->model_name) {
+            d->model_name = g_strdup(NCQ_DISK_DEFAULT_MODEL);
+        }
+        d->params = ncq_params_builtin(d->model_name);
         if (!d->params) {
             error_setg(errp, "unknown model '%s'; known models: %s "
-                       "(or give model-file=PATH)", name,
+                       "(or give model-file=PATH)", d->model_name,
                        ncq_params_builtin_names());
             return false;
         }
