@@ -196,6 +196,12 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
     }
 }
 
+/* Power loss: below, with ncq_disk_save_undo() */
+static uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
+                                      int64_t now, uint64_t *first);
+static void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
+                               const uint8_t *buf);
+
 static void ncq_disk_undo_lost(uint64_t first, uint32_t n)
 {
     warn_report("ncq-disk: cannot read sectors %" PRIu64 "-%" PRIu64
@@ -527,8 +533,8 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
  * sectors (*first, return value: count; 0 for none) need their old
  * contents read and kept.
  */
-uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
-                               int64_t now, uint64_t *first)
+static uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
+                                      int64_t now, uint64_t *first)
 {
     NcqRange v[NCQ_MAX_VOLATILE];
     int nv, i;
@@ -566,8 +572,8 @@ uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
 }
 
 /* Keep the old contents @buf of [first, first + n) where none are kept. */
-void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
-                        const uint8_t *buf)
+static void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
+                               const uint8_t *buf)
 {
     if (ncq_undo_keep(d->undo, first, n, buf) < 0) {
         ncq_disk_undo_lost(first, n);

@@ -87,7 +87,7 @@ struct NcqDisk {
     uint64_t host_waits;    /* deadlines that had to wait for host I/O */
     uint8_t *mig_state;     /* migration: the model's state blob */
     uint32_t mig_state_len;
-    uint8_t *mig_undo;      /* migration: the undo table, sorted by LBA */
+    uint8_t *mig_undo;      /* migration: the undo store (ncq_undo_save) */
     uint32_t mig_undo_len;
 };
 
@@ -104,10 +104,6 @@ void ncq_disk_arm_timer(NcqDisk *d);
 void ncq_disk_run_held(NcqDisk *d);
 
 /* ncq-disk-queue.c: power loss (docs/faults.md) */
-uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
-                               int64_t now, uint64_t *first);
-void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
-                        const uint8_t *buf);
 void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
                         int64_t now);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
