@@ -2,8 +2,8 @@
  * ncq-disk: non-queued commands
  *
  * Commands the generic IDE table does not know (READ LOG EXT) are served
- * here; media commands (reads, writes, FLUSH CACHE) are held busy until
- * the model's deadline and then carried out by the generic handlers, with
+ * here; media commands (reads, writes, FLUSH CACHE) and TRIM are held busy
+ * until the model's deadline and then carried out by the generic handlers, with
  * their host I/O finished inside the deadline's timer callback so that
  * virtual time does not depend on the host.
  *
@@ -129,7 +129,24 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = ncq_disk_read_log(d, s);
         return true;
     }
-    if (!d->timing || !ncq_disk_media_cmd(s, cmd, &mc)) {
+    if (cmd == WIN_DSM && !d->dev.conf.discard_granularity) {
+        /* IDENTIFY word 169 says no TRIM: the drive knows no DSM. */
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    if (!d->timing) {
+        return false;           /* the generic handler, at once */
+    }
+    if (cmd == WIN_DSM) {
+        /*
+         * TRIM: the generic handler completes it from a bottom half, at a
+         * host-dependent point of the guest's run.  Held until the
+         * model's deadline like a media command, it completes inside the
+         * deadline's timer callback: at a virtual time.
+         */
+        mc = (NcqCmd) { .op = NCQ_OP_OTHER, .id = NCQ_ID_NONQUEUED };
+    } else if (!ncq_disk_media_cmd(s, cmd, &mc)) {
         return false;           /* the generic handler, at once */
     }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);

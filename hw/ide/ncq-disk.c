@@ -289,6 +289,15 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
         dev->version = g_strdup(d->params->firmware);
     }
     dev->rotation_rate = d->params->kind == NCQ_KIND_SSD ? 1 : d->params->rpm;
+    /*
+     * TRIM (DATA SET MANAGEMENT) is an SSD's command: the hard disks
+     * modelled here predate it.  discard_granularity=512 gives a hard
+     * disk TRIM all the same; 0 takes it from an SSD.
+     */
+    if (dev->conf.discard_granularity == (uint32_t)-1) {
+        dev->conf.discard_granularity =
+            d->params->kind == NCQ_KIND_SSD ? BDRV_SECTOR_SIZE : 0;
+    }
     ncq_disk_queue_init(d);
     ide_dev_initfn(dev, IDE_HD, errp);
     if (*errp) {

@@ -22,6 +22,9 @@
 #define ATA_ERR_ABRT   0x04
 #define ATA_ERR_IDNF   0x10
 #define ATA_READ_LOG_EXT 0x2f
+#define ATA_DSM        0x06
+#define ATA_DSM_TRIM   0x01
+#define ID_TRIM        169                 /* IDENTIFY word, bit 0 */
 
 static char *img_path;
 static char *big_img_path;
@@ -31,7 +34,8 @@ static AHCIQState *ncq_boot_img(const char *img, const char *props)
     AHCIQState *s = g_new0(AHCIQState, 1);
 
     s->parent = qtest_pc_boot("-M q35 "
-                              "-drive if=none,id=drive0,file=%s,format=raw "
+                              "-drive if=none,id=drive0,file=%s,format=raw,"
+                              "discard=unmap "
                               "-device ncq-disk,id=disk0,drive=drive0,"
                               "bus=ide.0%s%s",
                               img, props ? "," : "", props ? props : "");
@@ -1467,6 +1471,97 @@ static void test_power_cut(void)
     unlink(path);
 }
 
+/* IDENTIFY word @w, from a fresh IDENTIFY. */
+static uint16_t identify_word(AHCIQState *ahci, uint8_t port, int w)
+{
+    uint16_t id[256];
+
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    return le16_to_cpu(id[w]);
+}
+
+/*
+ * DATA SET MANAGEMENT with TRIM of one range (ACS-2: 6-byte LBA and a
+ * 2-byte count per 8-byte entry); libqos knows no such command, so a
+ * one-block WRITE DMA is patched into it.
+ */
+static AHCICommand *ncq_trim_prepare(AHCIQState *ahci, uint8_t port,
+                                     uint64_t gbuf, uint64_t lba,
+                                     uint16_t count)
+{
+    QTestState *qts = ahci->parent->qts;
+    uint8_t range[512] = { 0 };
+    AHCICommand *cmd = ahci_command_create(CMD_WRITE_DMA);
+    AHCICommandHeader hdr;
+
+    stq_le_p(range, lba | ((uint64_t)count << 48));
+    qtest_memwrite(qts, gbuf, range, sizeof(range));
+    ahci_command_adjust(cmd, 0, gbuf, sizeof(range), 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+    qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, command), ATA_DSM);
+    qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, feature_low),
+                 ATA_DSM_TRIM);
+    return cmd;
+}
+
+/* A hard disk of the NCQ era has no TRIM: not in IDENTIFY, DSM aborts. */
+static void test_trim_hdd_aborts(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 512);
+    AHCICommand *cmd;
+
+    g_assert_cmphex(identify_word(ahci, port, ID_TRIM) & 1, ==, 0);
+    cmd = ncq_trim_prepare(ahci, port, gbuf, 2048, 8);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    /* as libata's error handler does: IDENTIFY again (clears TFD.ERR) */
+    g_assert_cmphex(identify_word(ahci, port, ID_TRIM) & 1, ==, 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * An SSD model has TRIM.  The command is held until the model's deadline
+ * (its completion must not depend on when the host's discard finishes),
+ * and then the range reads back as zeros.
+ */
+static void test_trim_ssd_held_then_done(void)
+{
+    g_autofree char *path = g_strdup("/tmp/qtest.ncq-disk-trim.XXXXXX");
+    int fd = g_mkstemp(path);
+    AHCIQState *ahci;
+    AHCICommand *cmd;
+    uint64_t gbuf;
+    uint8_t port;
+
+    g_assert(fd >= 0);
+    g_assert(ftruncate(fd, 16 * 1024 * 1024) == 0);
+    close(fd);
+    ahci = ncq_boot_ready(path, "model=intel-530", &port);
+    g_assert_cmphex(identify_word(ahci, port, ID_TRIM) & 1, ==, 1);
+
+    ncq_write_fill(ahci, port, 2048, 0x77, true);
+    check_image(path, 2048, 0x77);
+    gbuf = ahci_alloc(ahci, 512);
+    cmd = ncq_trim_prepare(ahci, port, gbuf, 2048, 8);
+    ahci_command_issue_async(ahci, cmd);
+    /* the virtual clock has not moved: the drive is still busy with it */
+    g_assert(ncq_busy(ahci, port, ahci_command_slot(cmd)));
+    ncq_wait(ahci, port, cmd);
+    ahci_command_verify(ahci, cmd);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    check_image(path, 2048, 0x00);
+    ncq_shutdown(ahci);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     int fd, ret;
@@ -1533,6 +1628,9 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/fault/slow", test_fault_slow);
     qtest_add_func("/ncq-disk/fault/qmp", test_fault_qmp);
     qtest_add_func("/ncq-disk/power-cut", test_power_cut);
+    qtest_add_func("/ncq-disk/trim/hdd-aborts", test_trim_hdd_aborts);
+    qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
+                   test_trim_ssd_held_then_done);
 
     ret = g_test_run();
     unlink(img_path);
