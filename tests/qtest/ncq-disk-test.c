@@ -29,21 +29,29 @@
 static char *img_path;
 static char *big_img_path;
 
-static AHCIQState *ncq_boot_img(const char *img, const char *props)
+/* Boot with @device (ncq-disk, or upstream's ide-hd) on AHCI port 0. */
+static AHCIQState *ahci_boot_device(const char *device, const char *img,
+                                    const char *props)
 {
     AHCIQState *s = g_new0(AHCIQState, 1);
 
     s->parent = qtest_pc_boot("-M q35 "
                               "-drive if=none,id=drive0,file=%s,format=raw,"
                               "discard=unmap "
-                              "-device ncq-disk,id=disk0,drive=drive0,"
+                              "-device %s,id=disk0,drive=drive0,"
                               "bus=ide.0%s%s",
-                              img, props ? "," : "", props ? props : "");
+                              img, device, props ? "," : "",
+                              props ? props : "");
     alloc_set_flags(&s->parent->alloc, ALLOC_LEAK_ASSERT);
     s->dev = get_ahci_device(s->parent->qts, &s->fingerprint);
     ahci_pci_enable(s);
     ahci_hba_enable(s);
     return s;
+}
+
+static AHCIQState *ncq_boot_img(const char *img, const char *props)
+{
+    return ahci_boot_device("ncq-disk", img, props);
 }
 
 static AHCIQState *ncq_boot(const char *props)
@@ -804,14 +812,15 @@ static void test_error_short_prdt(void)
  * deadline the drive must not hold QEMU forever waiting for it: after
  * x-host-wait-ms it fails the command, and QEMU goes on answering.
  */
-static void test_dma_to_mmio_does_not_hang(void)
+/*
+ * Ports 1-4 get their command lists and FIS areas in the HBA's MMIO:
+ * mapping them takes the address space's bounce buffer, so a DMA to MMIO
+ * on port 0 cannot start until they let go.
+ */
+static void hold_bounce_buffer(AHCIQState *ahci)
 {
-    uint8_t port;
-    AHCIQState *ahci = ncq_boot_ready(img_path, "x-host-wait-ms=100", &port);
     uint64_t mmio = ahci->hba_bar.addr;
-    AHCICommand *cmd;
-    QDict *info;
-    uint8_t p, err;
+    uint8_t p;
 
     g_assert(!ahci->hba_bar.is_io);
     for (p = 1; p <= 4; p++) {
@@ -821,6 +830,18 @@ static void test_dma_to_mmio_does_not_hang(void)
         ahci_px_wreg(ahci, p, AHCI_PX_FBU, 0);
         ahci_px_wreg(ahci, p, AHCI_PX_CMD, AHCI_PX_CMD_ST | AHCI_PX_CMD_FRE);
     }
+}
+
+static void test_dma_to_mmio_does_not_hang(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "x-host-wait-ms=100", &port);
+    uint64_t mmio = ahci->hba_bar.addr;
+    AHCICommand *cmd;
+    QDict *info;
+    uint8_t p, err;
+
+    hold_bounce_buffer(ahci);
     cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, mmio, 4096, 300);
     ahci_command_issue_async(ahci, cmd);
     err = ncq_wait_error(ahci, port);
@@ -835,6 +856,44 @@ static void test_dma_to_mmio_does_not_hang(void)
     }
     ncq_recover(ahci, port);
     ncq_read_log(ahci, port, 0x10, 0, (uint8_t[512]) {});
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Upstream's own NCQ path (ide-hd): a queued read whose DMA waits for the
+ * bounce buffer, then an HBA reset, which cancels it with
+ * blk_aio_cancel().  The cancelled DMA used to keep its reference, and
+ * the reset never returned (QEMU hung); patch 0009 completes it.
+ */
+static void test_ide_hd_reset_cancels_parked_dma(void)
+{
+    AHCIQState *ahci = ahci_boot_device("ide-hd", img_path, NULL);
+    uint8_t port = ahci_port_select(ahci);
+    AHCICommand *cmd;
+    uint16_t id[256];
+    uint32_t slot_bit;
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    hold_bounce_buffer(ahci);
+    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, ahci->hba_bar.addr,
+                      4096, 300);
+    slot_bit = 1u << ahci_command_slot(cmd);
+    ahci_command_issue_async(ahci, cmd);
+    /* its DMA cannot start: the command stays active */
+    qtest_clock_step(ahci->parent->qts, 1000000);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & slot_bit, ==,
+                    slot_bit);
+    ahci_command_free(cmd);
+
+    ahci_set(ahci, AHCI_GHC, AHCI_GHC_HR);
+    g_assert_cmphex(ahci_rreg(ahci, AHCI_GHC) & AHCI_GHC_HR, ==, 0);
+    ahci_clean_mem(ahci);
+    ahci_hba_enable(ahci);
+    port = ahci_port_select(ahci);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     check_still_serving(ahci, port);
     ncq_shutdown(ahci);
 }
@@ -1629,6 +1688,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/fault/qmp", test_fault_qmp);
     qtest_add_func("/ncq-disk/power-cut", test_power_cut);
     qtest_add_func("/ncq-disk/trim/hdd-aborts", test_trim_hdd_aborts);
+    qtest_add_func("/ncq-disk/upstream/ide-hd-reset-cancels-parked-dma",
+                   test_ide_hd_reset_cancels_parked_dma);
     qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
                    test_trim_ssd_held_then_done);
 
