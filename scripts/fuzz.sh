@@ -83,7 +83,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
 if [ -n "$reproduce" ]; then
     [ -f "$reproduce" ] || die "no such input: $reproduce"
-    QTEST_LOG=1 exec "$fuzzer" --fuzz-target=generic-fuzz "$reproduce"
+    QTEST_LOG=1 exec "$fuzzer" --fuzz-target=generic-fuzz -detect_leaks=0 \
+        "$reproduce"
 fi
 
 seeds=$CACHE/fuzz/seeds
@@ -96,7 +97,10 @@ mkdir -p "$corpus" "$CACHE/fuzz/artifacts"
 log=$CACHE/fuzz/fuzz-$(date +%Y%m%d-%H%M%S).log
 echo "fuzz: $minutes min, ${jobs} job(s), corpus $corpus, log $log" >&2
 t0=$(date +%s)
-args=(-max_total_time=$((minutes * 60)) -timeout=60
+# -detect_leaks=0: leaks are not looked for (see ASAN_OPTIONS above), and
+# libFuzzer would otherwise run an input twice whenever it saw more mallocs
+# than frees during it.
+args=(-max_total_time=$((minutes * 60)) -timeout=60 -detect_leaks=0
       -artifact_prefix="$CACHE/fuzz/artifacts/" -print_final_stats=1)
 # In -jobs mode each worker writes fuzz-N.log in the working directory.
 [ "$jobs" -gt 1 ] && args+=(-jobs="$jobs" -workers="$jobs")
