@@ -361,21 +361,33 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
     ncq_disk_ncq_fail(d, NULL, tag, ABRT_ERR);
 }
 
+/*
+ * The HBA will not take a held non-queued command's result later (a reset,
+ * or its port stopping): the command has its data in the drive's buffer
+ * already, so the drive finishes it now, before its model deadline.
+ */
+static void ncq_disk_finish_held(NcqDisk *d)
+{
+    if (d->held &&
+        ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
+        d->held = false;        /* an injected hang: it never ran */
+    }
+    ncq_disk_run_held(d);
+}
+
+/* The port stops fetching commands: a held one runs while it still can. */
+void ncq_disk_hba_stop(IDEDevice *dev)
+{
+    ncq_disk_finish_held(NCQ_DISK(dev));
+}
+
 void ncq_disk_ncq_cancel(IDEDevice *dev)
 {
     NcqDisk *d = NCQ_DISK(dev);
     int i;
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
-    /*
-     * A non-queued command has its data in the drive's buffer already: the
-     * drive finishes it, just before the reset takes effect.
-     */
-    if (d->held &&
-        ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
-        d->held = false;        /* an injected hang: it never ran */
-    }
-    ncq_disk_run_held(d);
+    ncq_disk_finish_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
             ncq_disk_drop(&d->reqs[i]);
@@ -492,6 +504,12 @@ void ncq_disk_run_held(NcqDisk *d)
     ide_bus_exec_cmd(s->bus, d->held_cmd);
     d->passthrough = false;
     blk_drain(s->blk);
+    /*
+     * A PIO write moves one block per request, the next one submitted by
+     * the previous one's completion, which a drained section queues: wait
+     * for the last block too, so that it finishes at this virtual time.
+     */
+    AIO_WAIT_WHILE(NULL, s->pio_aiocb);
 }
 
 void ncq_disk_queue_init(NcqDisk *d)

@@ -346,6 +346,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->realize = ncq_disk_realize;
     k->identify = ncq_disk_identify;
     k->exec_cmd = ncq_disk_exec_cmd;
+    k->hba_stop = ncq_disk_hba_stop;
     k->ncq_submit = ncq_disk_ncq_submit;
     k->ncq_error = ncq_disk_ncq_error;
     k->ncq_cancel = ncq_disk_ncq_cancel;

@@ -966,6 +966,49 @@ static void test_reset_stops_dma_from_mmio(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/*
+ * The port stopped and started again while a PIO write is in flight
+ * (found by the fuzzer).  Each 512-byte block of WRITE SECTORS EXT goes to
+ * the image as its own asynchronous write, and its completion fetches the
+ * next block through the port's current command header; starting the
+ * port clears that header, so the next completion dereferenced NULL and
+ * QEMU died.  Upstream's ide-hd, and ncq-disk with timing off, whose
+ * non-queued commands take the same path.  Patch 0011 lets the write
+ * finish before the port stops.
+ */
+static void test_port_restart_during_pio_write(gconstpointer data)
+{
+    const char *device = data;
+    const char *props = strchr(device, ',');
+    g_autofree char *type = g_strndup(device, props ? props - device
+                                                    : strlen(device));
+    AHCIQState *ahci = ahci_boot_device(type, img_path,
+                                        props ? props + 1 : NULL);
+    uint8_t port = ahci_port_select(ahci);
+    size_t len = 256 * 512;
+    uint64_t gbuf = ahci_alloc(ahci, len);
+    AHCICommand *cmd;
+    uint16_t id[256];
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    cmd = ahci_command_create(CMD_WRITE_PIO_EXT);
+    ahci_command_adjust(cmd, 0, gbuf, len, 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    /* The write's remaining blocks, if any, complete while QEMU idles. */
+    qtest_clock_step(ahci->parent->qts, 100000000);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
 /* Queue @n reads of 4 KiB at distinct LBAs; returns the commands. */
 static void ncq_queue_reads(AHCIQState *ahci, uint8_t port, uint64_t gbuf,
                             AHCICommand **cmd, int n)
@@ -1762,6 +1805,14 @@ int main(int argc, char **argv)
                         test_reset_stops_dma_from_mmio);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-stops-dma-from-mmio",
                         "ide-hd", test_reset_stops_dma_from_mmio);
+    qtest_add_data_func("/ncq-disk/reset/port-restart-during-pio-write",
+                        "ncq-disk,timing=off",
+                        test_port_restart_during_pio_write);
+    qtest_add_data_func("/ncq-disk/reset/port-restart-before-held-pio-write",
+                        "ncq-disk", test_port_restart_during_pio_write);
+    qtest_add_data_func(
+        "/ncq-disk/upstream/ide-hd-port-restart-during-pio-write", "ide-hd",
+        test_port_restart_during_pio_write);
     qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
                    test_trim_ssd_held_then_done);
 
