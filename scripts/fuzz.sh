@@ -12,6 +12,9 @@
 #   --minutes N     run time (default 30)
 #   --props PROPS   extra ncq-disk properties, e.g. timing=off,queue-depth=8
 #   --jobs N        libFuzzer processes in parallel (default 1)
+#   --keep-going    run the whole time whatever is found (libFuzzer's fork
+#                   mode with -ignore_crashes/-ignore_timeouts/-ignore_ooms):
+#                   every finding lands in the artifacts to triage after
 #   --max-len N     inputs up to N bytes from the start (libFuzzer's
 #                   -max_len=N -len_control=0) instead of growing slowly
 #   --corpus DIR    corpus directory, kept between runs
@@ -39,7 +42,7 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 die() { echo "fuzz: $*" >&2; exit 1; }
 
 minutes=30 props="" jobs=1 corpus=$CACHE/fuzz/corpus reproduce="" maxlen=""
-size=400088457216 check_seeds=""
+size=400088457216 check_seeds="" keep_going=""
 while [ $# -gt 0 ]; do
     case $1 in
     --minutes) minutes=$2; shift 2 ;;
@@ -50,8 +53,9 @@ while [ $# -gt 0 ]; do
     --reproduce) reproduce=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --check-seeds) check_seeds=1; shift ;;
+    --keep-going) keep_going=1; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --max-len N, --corpus DIR, --size BYTES, --reproduce FILE, --check-seeds)" ;;
+    *) die "unknown option '$1' (known: --minutes N, --props PROPS, --jobs N, --keep-going, --max-len N, --corpus DIR, --size BYTES, --reproduce FILE, --check-seeds)" ;;
     esac
 done
 [[ $minutes =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || die "--minutes wants a positive whole number, not '$minutes'"
@@ -102,8 +106,14 @@ t0=$(date +%s)
 # than frees during it.
 args=(-max_total_time=$((minutes * 60)) -timeout=60 -detect_leaks=0
       -artifact_prefix="$CACHE/fuzz/artifacts/" -print_final_stats=1)
-# In -jobs mode each worker writes fuzz-N.log in the working directory.
-[ "$jobs" -gt 1 ] && args+=(-jobs="$jobs" -workers="$jobs")
+if [ -n "$keep_going" ]; then
+    # Fork mode: each job a child process; a finding is kept and the
+    # campaign goes on.
+    args+=(-fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+elif [ "$jobs" -gt 1 ]; then
+    # In -jobs mode each worker writes fuzz-N.log in the working directory.
+    args+=(-jobs="$jobs" -workers="$jobs")
+fi
 [ -n "$maxlen" ] && args+=(-max_len="$maxlen" -len_control=0)
 set +e
 (cd "$CACHE/fuzz" && "$fuzzer" --fuzz-target=generic-fuzz "${args[@]}" \
@@ -111,13 +121,18 @@ set +e
 rc=$?
 set -e
 secs=$(( $(date +%s) - t0 ))
-if [ "$jobs" -gt 1 ]; then
+if [ "$jobs" -gt 1 ] && [ -z "$keep_going" ]; then
     cat "$CACHE"/fuzz/fuzz-[0-9]*.log >>"$log" 2>/dev/null || true
     rm -f "$CACHE"/fuzz/fuzz-[0-9]*.log
 fi
 crashes=$(ls "$CACHE/fuzz/artifacts" | grep -c -E '^(crash|leak|timeout|oom)-' || true)
 execs=$(grep -h "stat::number_of_executed_units" "$log" | awk '{s += $2} END {print s + 0}')
 last=$(grep -h -E "^#[0-9]+" "$log" | tail -1)
+if [ -n "$keep_going" ]; then
+    # fork mode prints no final stats; its status lines start "#EXECS:"
+    execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")
+    execs=${execs:-0}
+fi
 corp=$(ls "$corpus" | wc -l)
 if [ $rc -ne 0 ]; then
     grep -h -m1 -A30 -E "ERROR: (AddressSanitizer|libFuzzer)|runtime error" "$log" >&2 || tail -30 "$log" >&2
