@@ -126,8 +126,9 @@ if [ "$jobs" -gt 1 ] && [ -z "$keep_going" ]; then
     rm -f "$CACHE"/fuzz/fuzz-[0-9]*.log
 fi
 crashes=$(ls "$CACHE/fuzz/artifacts" | grep -c -E '^(crash|leak|timeout|oom)-' || true)
-execs=$(grep -h "stat::number_of_executed_units" "$log" | awk '{s += $2} END {print s + 0}')
-last=$(grep -h -E "^#[0-9]+" "$log" | tail -1)
+# (fork mode prints no stat:: lines: no grep here may fail the script)
+execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
+last=$(awk '/^#[0-9]+/ {l = $0} END {print l}' "$log")
 if [ -n "$keep_going" ]; then
     # fork mode prints no final stats; its status lines start "#EXECS:"
     execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")
