@@ -59,17 +59,23 @@ static AHCIQState *ncq_boot(const char *props)
     return ncq_boot_img(img_path, props);
 }
 
-/* Boot, and IDENTIFY as a host does first; returns the port. */
-static AHCIQState *ncq_boot_ready(const char *img, const char *props,
-                                  uint8_t *port)
+/* Boot @device, and IDENTIFY as a host does first; returns the port. */
+static AHCIQState *ahci_boot_ready(const char *device, const char *img,
+                                   const char *props, uint8_t *port)
 {
-    AHCIQState *ahci = ncq_boot_img(img, props);
+    AHCIQState *ahci = ahci_boot_device(device, img, props);
     uint16_t id[256];
 
     *port = ahci_port_select(ahci);
     ahci_port_clear(ahci, *port);
     ahci_io(ahci, *port, CMD_IDENTIFY, id, sizeof(id), 0);
     return ahci;
+}
+
+static AHCIQState *ncq_boot_ready(const char *img, const char *props,
+                                  uint8_t *port)
+{
+    return ahci_boot_ready("ncq-disk", img, props, port);
 }
 
 static void ncq_shutdown(AHCIQState *ahci)
@@ -868,14 +874,12 @@ static void test_dma_to_mmio_does_not_hang(void)
  */
 static void test_ide_hd_reset_cancels_parked_dma(void)
 {
-    AHCIQState *ahci = ahci_boot_device("ide-hd", img_path, NULL);
-    uint8_t port = ahci_port_select(ahci);
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready("ide-hd", img_path, NULL, &port);
     AHCICommand *cmd;
     uint16_t id[256];
     uint32_t slot_bit;
 
-    ahci_port_clear(ahci, port);
-    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     hold_bounce_buffer(ahci);
     cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, ahci->hba_bar.addr,
                       4096, 300);
@@ -938,16 +942,15 @@ static uint64_t drive_written_to(QTestState *qts)
 static void test_reset_stops_dma_from_mmio(gconstpointer data)
 {
     bool ncq_disk = !strcmp(data, "ncq-disk");
-    AHCIQState *ahci = ahci_boot_device(data, img_path,
-                                        ncq_disk ? "power-loss=off" : NULL);
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready(data, img_path,
+                                       ncq_disk ? "power-loss=off" : NULL,
+                                       &port);
     QTestState *qts = ahci->parent->qts;
-    uint8_t port = ahci_port_select(ahci);
     AHCICommand *cmd;
     uint16_t id[256];
     uint64_t written;
 
-    ahci_port_clear(ahci, port);
-    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     g_assert_cmpuint(drive_written_to(qts), ==, 0);
     cmd = ncq_prepare_len(ahci, port, WRITE_FPDMA_QUEUED, UNMAPPED_GPA,
                           FPDMA_MAX_BYTES, 0);
@@ -982,16 +985,14 @@ static void test_port_restart_during_pio_write(gconstpointer data)
     const char *props = strchr(device, ',');
     g_autofree char *type = g_strndup(device, props ? props - device
                                                     : strlen(device));
-    AHCIQState *ahci = ahci_boot_device(type, img_path,
-                                        props ? props + 1 : NULL);
-    uint8_t port = ahci_port_select(ahci);
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready(type, img_path,
+                                       props ? props + 1 : NULL, &port);
     size_t len = 256 * 512;
     uint64_t gbuf = ahci_alloc(ahci, len);
     AHCICommand *cmd;
     uint16_t id[256];
 
-    ahci_port_clear(ahci, port);
-    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     cmd = ahci_command_create(CMD_WRITE_PIO_EXT);
     ahci_command_adjust(cmd, 0, gbuf, len, 0);
     ahci_command_commit(ahci, cmd, port);
