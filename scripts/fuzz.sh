@@ -126,13 +126,13 @@ if [ "$jobs" -gt 1 ] && [ -z "$keep_going" ]; then
     rm -f "$CACHE"/fuzz/fuzz-[0-9]*.log
 fi
 crashes=$(ls "$CACHE/fuzz/artifacts" | grep -c -E '^(crash|leak|timeout|oom)-' || true)
-# (fork mode prints no stat:: lines: no grep here may fail the script)
-execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
 last=$(awk '/^#[0-9]+/ {l = $0} END {print l}' "$log")
 if [ -n "$keep_going" ]; then
     # fork mode prints no final stats; its status lines start "#EXECS:"
     execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")
     execs=${execs:-0}
+else
+    execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
 fi
 corp=$(ls "$corpus" | wc -l)
 if [ $rc -ne 0 ]; then

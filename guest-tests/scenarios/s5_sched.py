@@ -187,6 +187,13 @@ def _all(result):
             yield suffix, s, d, c
 
 
+def _trim_variant(configs):
+    """bfq-1, bfq-31, none-1, none-31 on the drive advertising TRIM, where
+    the 2010 phenomenon shows."""
+    return tuple(configs[f"{s}-{d}-trim"] for s in ("bfq", "none")
+                 for d in (1, 31))
+
+
 def _label(suffix):
     return "TRIM advertised" if suffix else "as built (no TRIM)"
 
@@ -267,8 +274,7 @@ def check(result):
             fails.append(f"{name}: the drive never held more than "
                          f"{x['max_queue_len'] + 1} commands")
     # The 2010 phenomenon, on the drive advertising TRIM (see report_md).
-    b1, b31, n1, n31 = (c["bfq-1-trim"], c["bfq-31-trim"], c["none-1-trim"],
-                        c["none-31-trim"])
+    b1, b31, n1, n31 = _trim_variant(c)
     # depth 1: bfq's idling serves one reader at a time, the drive's
     # read-ahead does the rest
     if not b1["stream_switches"] * 4 < n1["stream_switches"]:
@@ -334,8 +340,7 @@ def report_md(result, pngs):
     imgs = "\n\n".join(f"![{p.stem}]({p.name})\n\n*Produced by `{cmd}`.*"
                        for p in pngs)
     c = result["configs"]
-    b1, b31, n1, n31 = (c["bfq-1-trim"], c["bfq-31-trim"], c["none-1-trim"],
-                        c["none-31-trim"])
+    b1, b31, n1, n31 = _trim_variant(c)
     a1, a31 = c["bfq-1"], c["bfq-31"]
     ra = b1["read_ahead_kb"][0] if b1["read_ahead_kb"] else "?"
     mx = b1["max_sectors_kb"][0] if b1["max_sectors_kb"] else "?"

@@ -78,6 +78,17 @@ static AHCIQState *ncq_boot_ready(const char *img, const char *props,
     return ahci_boot_ready("ncq-disk", img, props, port);
 }
 
+/* ahci_boot_ready() of a test's data: "ide-hd", "ncq-disk,timing=off"... */
+static AHCIQState *ahci_boot_spec(gconstpointer data, uint8_t *port)
+{
+    const char *spec = data;
+    const char *props = strchr(spec, ',');
+    g_autofree char *type = g_strndup(spec, props ? props - spec
+                                                  : strlen(spec));
+
+    return ahci_boot_ready(type, img_path, props ? props + 1 : NULL, port);
+}
+
 static void ncq_shutdown(AHCIQState *ahci)
 {
     QOSState *qs = ahci->parent;
@@ -941,11 +952,8 @@ static uint64_t drive_written_to(QTestState *qts)
  */
 static void test_reset_stops_dma_from_mmio(gconstpointer data)
 {
-    bool ncq_disk = !strcmp(data, "ncq-disk");
     uint8_t port;
-    AHCIQState *ahci = ahci_boot_ready(data, img_path,
-                                       ncq_disk ? "power-loss=off" : NULL,
-                                       &port);
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
     QTestState *qts = ahci->parent->qts;
     AHCICommand *cmd;
     uint16_t id[256];
@@ -981,13 +989,8 @@ static void test_reset_stops_dma_from_mmio(gconstpointer data)
  */
 static void test_port_restart_during_pio_write(gconstpointer data)
 {
-    const char *device = data;
-    const char *props = strchr(device, ',');
-    g_autofree char *type = g_strndup(device, props ? props - device
-                                                    : strlen(device));
     uint8_t port;
-    AHCIQState *ahci = ahci_boot_ready(type, img_path,
-                                       props ? props + 1 : NULL, &port);
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
     size_t len = 256 * 512;
     uint64_t gbuf = ahci_alloc(ahci, len);
     AHCICommand *cmd;
@@ -1802,7 +1805,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/trim/hdd-aborts", test_trim_hdd_aborts);
     qtest_add_func("/ncq-disk/upstream/ide-hd-reset-cancels-parked-dma",
                    test_ide_hd_reset_cancels_parked_dma);
-    qtest_add_data_func("/ncq-disk/reset/stops-dma-from-mmio", "ncq-disk",
+    qtest_add_data_func("/ncq-disk/reset/stops-dma-from-mmio",
+                        "ncq-disk,power-loss=off",
                         test_reset_stops_dma_from_mmio);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-stops-dma-from-mmio",
                         "ide-hd", test_reset_stops_dma_from_mmio);
