@@ -119,6 +119,18 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = false;      /* a dead drive stays busy */
         return true;
     }
+    if (d->aborting) {
+        /*
+         * Fetched while the drive drops its queue (ncq_disk_drop()): it
+         * came with the queued commands, so it is aborted like any
+         * non-queued command that meets queued ones, and the error being
+         * reported already covers it.
+         */
+        d->guest_errors++;
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
     if (ncq_disk_outstanding(d)) {
         ncq_disk_nonqueued_error(d);
         ide_abort_command(s);

@@ -87,12 +87,20 @@ static void ncq_disk_host_done(void *opaque, int ret)
  */
 static IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
 {
+    NcqDisk *d = r->disk;
     IDENCQCmd *cmd = r->cmd;
+    bool was_aborting = d->aborting;
 
     r->cmd = NULL;
     if (r->aiocb) {
         blk_aio_cancel_async(r->aiocb);
+        /*
+         * The wait runs the main loop's bottom halves, AHCI's command
+         * fetch among them: the drive takes no new command meanwhile.
+         */
+        d->aborting = true;
         AIO_WAIT_WHILE(NULL, !r->host_done);
+        d->aborting = was_aborting;
         r->aiocb = NULL;
     }
     return cmd;
@@ -146,6 +154,7 @@ static void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     IDENCQCmd *aborted[NCQ_DISK_MAX_DEPTH];
     int i, n = 0;
 
+    d->queue_gen++;
     d->errlog = (NcqDiskErrorLog) {
         .valid = true,
         .nq = tag == NCQ_DISK_TAG_NONQUEUED,
@@ -283,8 +292,11 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->powered_off) {
         return;                 /* a dead drive answers nothing */
     }
-    if (d->ncq_halted) {
-        /* Until log 10h is read, queued commands are aborted. */
+    if (d->ncq_halted || d->aborting) {
+        /*
+         * Until log 10h is read, queued commands are aborted; so are
+         * those that arrive while the queue is being dropped.
+         */
         cmd->complete(cmd, ABRT_ERR);
         return;
     }
@@ -307,8 +319,15 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->timing) {
         ncq_disk_sync_write_cache(d, s);
         if (cmd->is_write) {
+            uint32_t gen = d->queue_gen;
+
             undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count,
                                            now, &undo_first);
+            if (d->queue_gen != gen) {
+                /* It waited for a write, and the queue was dropped. */
+                cmd->complete(cmd, ABRT_ERR);
+                return;
+            }
         }
         mc = (NcqCmd) {
             .id = cmd->tag,
@@ -356,6 +375,10 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
 {
     NcqDisk *d = NCQ_DISK(dev);
 
+    if (d->aborting) {
+        return;                 /* the error being reported covers it */
+    }
+
     qemu_log_mask(LOG_GUEST_ERROR, "ncq-disk: tag %u is already active\n",
                   tag);
     ncq_disk_ncq_fail(d, NULL, tag, ABRT_ERR);
@@ -387,6 +410,7 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
     int i;
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
+    d->queue_gen++;
     ncq_disk_finish_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
@@ -455,9 +479,18 @@ static void ncq_disk_timer_cb(void *opaque)
                 continue;
             }
             if (!r->host_done) {
+                uint32_t gen = d->queue_gen;
+
                 /* Virtual time stands still while we wait. */
                 d->host_waits++;
                 ncq_disk_wait_host(r);
+                if (d->queue_gen != gen) {
+                    /*
+                     * The wait ran AHCI's command fetch, and a command
+                     * made the drive drop its queue: done[] is void.
+                     */
+                    break;
+                }
             }
             trace_ncq_disk_complete(d, c->id, c->lba, c->sectors,
                                     c->arrival_ns, c->dispatch_ns,
@@ -654,6 +687,7 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     int nv = 0, i;
 
     d->powered_off = true;
+    d->queue_gen++;
     /* Freeze the machine: nothing it does from now on reaches the disk. */
     vm_stop(RUN_STATE_SHUTDOWN);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {

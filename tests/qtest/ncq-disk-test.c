@@ -940,6 +940,88 @@ static uint64_t drive_written_to(QTestState *qts)
 }
 
 /*
+ * Fuzzing finding 7: commands fetched while the drive drops its queue.
+ * To drop a queued command whose DMA is still going, the drive waits for
+ * it, and that wait runs the main loop's bottom halves: AHCI's command
+ * fetch among them, which a non-queued command that completed earlier in
+ * the same PxCI write had scheduled.  Here: IDENTIFY (schedules the
+ * fetch), a queued 32 MiB read into unmapped memory (its DMA crawls
+ * through the bounce buffer), the same tag again (an NCQ error: the drive
+ * drops the read and waits), and a CHS READ DMA, which the drive passes
+ * to the IDE core at once.  The nested fetch used to start that READ
+ * DMA's transfer while the queue was being dropped; the NCQ error then
+ * overwrote the port's status with DRDY|ERR, the fetch loop ran the READ
+ * DMA a second time over the first one's scatter list, and QEMU crashed
+ * in dma_blk_unmap() (UBSan: NULL AddressSpace).  Now a command fetched
+ * while the queue is dropped is aborted (a guest error, as a non-queued
+ * command beside queued ones is); the abort leaves it in PxCI, as AHCI
+ * does with failed commands, and the fetch loop runs it once, after the
+ * error.  Without the fix the drive counts one guest error, not two.
+ */
+static void test_error_fetch_during_drop(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t idbuf = ahci_alloc(ahci, 512);
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    AHCICommand *id, *a, *b, *r;
+    AHCICommandHeader hdr;
+    uint32_t mask;
+    QDict *info;
+    int i;
+
+    id = ahci_command_create(CMD_IDENTIFY);
+    ahci_command_set_buffer(id, idbuf);
+    ahci_command_set_size(id, 512);
+    ahci_command_commit(ahci, id, port);
+    a = ncq_prepare_len(ahci, port, READ_FPDMA_QUEUED, UNMAPPED_GPA,
+                        FPDMA_MAX_BYTES, 0);
+    b = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 2000);
+    ncq_forge_tag(ahci, port, b, ahci_command_slot(a));
+    /* READ DMA of CHS 0/0/1, 64 KiB, into unmapped memory */
+    r = ahci_command_create(CMD_READ_DMA);
+    ahci_command_adjust(r, 1, UNMAPPED_GPA, 64 * 1024, 0);
+    ahci_command_commit(ahci, r, port);
+    ahci_get_command_header(ahci, port, ahci_command_slot(r), &hdr);
+    qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, device), 0xa0);
+    g_assert_cmpuint(ahci_command_slot(id), <, ahci_command_slot(a));
+    g_assert_cmpuint(ahci_command_slot(b), <, ahci_command_slot(r));
+
+    mask = 1u << ahci_command_slot(id) | 1u << ahci_command_slot(a) |
+           1u << ahci_command_slot(b) | 1u << ahci_command_slot(r);
+    ahci_px_wreg(ahci, port, AHCI_PX_SACT, 1u << ahci_command_slot(a));
+    ahci_px_wreg(ahci, port, AHCI_PX_CI, mask);
+
+    /*
+     * The NCQ error is reported (PxIS.TFES), and the READ DMA, left in
+     * PxCI by its abort, is fetched again after it and runs once.
+     */
+    for (i = 0; ahci_px_rreg(ahci, port, AHCI_PX_CI) & mask; i++) {
+        g_assert_cmpint(i, <, 100000);
+        qtest_clock_step_next(qts);
+    }
+    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_IS) & AHCI_PX_IS_TFES);
+    ahci_get_command_header(ahci, port, ahci_command_slot(r), &hdr);
+    g_test_message("READ DMA: %u bytes moved", le32_to_cpu(hdr.prdbc));
+    g_assert_cmpuint(le32_to_cpu(hdr.prdbc), ==, 64 * 1024);
+    /* The duplicate tag, and the READ DMA that met the queued read */
+    info = query_disk(ahci);
+    g_assert_cmpint(qdict_get_int(info, "guest-errors"), ==, 2);
+    qobject_unref(info);
+    ncq_recover(ahci, port);
+    check_error_log(ahci, port, false, ahci_command_slot(a), ATA_ERR_ABRT, 0);
+    ahci_command_free(id);
+    ahci_command_free(a);
+    ahci_command_free(b);
+    ahci_command_free(r);
+    ahci_free(ahci, idbuf);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
  * A reset stops a DMA from MMIO part-way.  A queued 32 MiB write from LBA
  * 0 whose PRDs point where nothing is mapped goes through the bounce
  * buffer one 4 KiB piece at a time; a COMRESET right after it is issued
@@ -1786,6 +1868,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ncq-disk/error/short-prdt", test_error_short_prdt);
     qtest_add_func("/ncq-disk/error/dma-to-mmio-does-not-hang",
                    test_dma_to_mmio_does_not_hang);
+    qtest_add_func("/ncq-disk/error/fetch-during-drop",
+                   test_error_fetch_during_drop);
     qtest_add_data_func("/ncq-disk/reset/hba", "hba", test_reset_kinds);
     qtest_add_data_func("/ncq-disk/reset/srst", "srst", test_reset_kinds);
     qtest_add_func("/ncq-disk/reset/commands-during-and-after",

@@ -71,6 +71,8 @@ struct NcqDisk {
     NcqDiskReq reqs[NCQ_DISK_MAX_DEPTH];
     NcqDiskErrorLog errlog;
     bool ncq_halted;        /* NCQ error reported, log 10h not read yet */
+    bool aborting;          /* dropping the queue: waiting for host I/O */
+    uint32_t queue_gen;     /* bumped when the queue is dropped */
     bool held;              /* a non-queued command waits for its deadline */
     uint8_t held_cmd;
     bool passthrough;       /* re-executing the held command */
