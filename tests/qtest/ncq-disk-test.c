@@ -1060,6 +1060,57 @@ static void test_reset_stops_dma_from_mmio(gconstpointer data)
 }
 
 /*
+ * Fuzzing finding 8: a reset during a PIO write left a block write behind.
+ * The IDE core's reset cancels the write's block in flight, which, as a
+ * block request cannot be cancelled, means waiting for it; its completion
+ * then sends the next block, and the reset forgot that one.  It completed
+ * after the reset, raising PxIS.PSS (3 of 3 runs with ide-hd), and into
+ * the next command's state: here a second PIO write, then a port stop
+ * and restart, which hung (4 of 4 without the PSS check); the fuzzer met
+ * NULL cur_cmd in ahci_pio_transfer() after such state.  Patch 0013: the
+ * reset finishes the chain it interrupts, as it waits for DMA.  A held
+ * write (timing on) is run by the drive before the reset, so it passed
+ * before the patch too.
+ */
+static void test_reset_during_pio_write(gconstpointer data)
+{
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
+    size_t len = 256 * 512;
+    uint64_t gbuf = ahci_alloc(ahci, len);
+    AHCICommand *w1, *w2;
+    uint16_t id[256];
+
+    w1 = ahci_command_create(CMD_WRITE_PIO_EXT);
+    ahci_command_adjust(w1, 0, gbuf, len, 0);
+    ahci_command_commit(ahci, w1, port);
+    ahci_command_issue_async(ahci, w1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);          /* COMRESET */
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    ahci_command_free(w1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SERR, 0xffffffff);
+    ahci_px_wreg(ahci, port, AHCI_PX_IS, 0xffffffff);
+    /* Nothing of the interrupted write is left to raise PxIS.PSS */
+    qtest_clock_step(ahci->parent->qts, 1000000);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS), ==, 0);
+
+    w2 = ahci_command_create(CMD_WRITE_PIO_EXT);
+    ahci_command_adjust(w2, 1000, gbuf, len, 0);
+    ahci_command_commit(ahci, w2, port);
+    ahci_command_issue_async(ahci, w2);
+    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    qtest_clock_step(ahci->parent->qts, 100000000);
+    ahci_command_free(w2);
+    ahci_free(ahci, gbuf);
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
  * The port stopped and started again while a PIO write is in flight
  * (found by the fuzzer).  Each 512-byte block of WRITE SECTORS EXT goes to
  * the image as its own asynchronous write, and its completion fetches the
@@ -1899,6 +1950,12 @@ int main(int argc, char **argv)
                         test_port_restart_during_pio_write);
     qtest_add_data_func("/ncq-disk/reset/port-restart-before-held-pio-write",
                         "ncq-disk", test_port_restart_during_pio_write);
+    qtest_add_data_func("/ncq-disk/reset/reset-during-pio-write",
+                        "ncq-disk,timing=off", test_reset_during_pio_write);
+    qtest_add_data_func("/ncq-disk/reset/reset-during-held-pio-write",
+                        "ncq-disk", test_reset_during_pio_write);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-during-pio-write",
+                        "ide-hd", test_reset_during_pio_write);
     qtest_add_data_func(
         "/ncq-disk/upstream/ide-hd-port-restart-during-pio-write", "ide-hd",
         test_port_restart_during_pio_write);
