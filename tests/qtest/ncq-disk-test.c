@@ -1078,6 +1078,29 @@ static void test_reset_stops_dma_from_mmio(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/* Issue a WRITE SECTORS EXT of @len bytes from @gbuf to @lba. */
+static AHCICommand *pio_write_issue(AHCIQState *ahci, uint8_t port,
+                                   uint64_t gbuf, size_t len, uint64_t lba)
+{
+    AHCICommand *cmd = ahci_command_create(CMD_WRITE_PIO_EXT);
+
+    ahci_command_adjust(cmd, lba, gbuf, len, 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    return cmd;
+}
+
+/*
+ * Stop the port and start it again at once; what was in flight, if
+ * anything, completes while QEMU idles.
+ */
+static void port_restart(AHCIQState *ahci, uint8_t port)
+{
+    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    qtest_clock_step(ahci->parent->qts, 100000000);
+}
+
 /*
  * Fuzzing finding 8: a reset during a PIO write left a block write behind.
  * The IDE core's reset cancels the write's block in flight, which, as a
@@ -1100,10 +1123,7 @@ static void test_reset_during_pio_write(gconstpointer data)
     AHCICommand *w1, *w2;
     uint16_t id[256];
 
-    w1 = ahci_command_create(CMD_WRITE_PIO_EXT);
-    ahci_command_adjust(w1, 0, gbuf, len, 0);
-    ahci_command_commit(ahci, w1, port);
-    ahci_command_issue_async(ahci, w1);
+    w1 = pio_write_issue(ahci, port, gbuf, len, 0);
     ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);          /* COMRESET */
     ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
     ahci_command_free(w1);
@@ -1113,13 +1133,8 @@ static void test_reset_during_pio_write(gconstpointer data)
     qtest_clock_step(ahci->parent->qts, 1000000);
     g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS), ==, 0);
 
-    w2 = ahci_command_create(CMD_WRITE_PIO_EXT);
-    ahci_command_adjust(w2, 1000, gbuf, len, 0);
-    ahci_command_commit(ahci, w2, port);
-    ahci_command_issue_async(ahci, w2);
-    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
-    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
-    qtest_clock_step(ahci->parent->qts, 100000000);
+    w2 = pio_write_issue(ahci, port, gbuf, len, 1000);
+    port_restart(ahci, port);
     ahci_command_free(w2);
     ahci_free(ahci, gbuf);
 
@@ -1148,14 +1163,8 @@ static void test_port_restart_during_pio_write(gconstpointer data)
     AHCICommand *cmd;
     uint16_t id[256];
 
-    cmd = ahci_command_create(CMD_WRITE_PIO_EXT);
-    ahci_command_adjust(cmd, 0, gbuf, len, 0);
-    ahci_command_commit(ahci, cmd, port);
-    ahci_command_issue_async(ahci, cmd);
-    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
-    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
-    /* The write's remaining blocks, if any, complete while QEMU idles. */
-    qtest_clock_step(ahci->parent->qts, 100000000);
+    cmd = pio_write_issue(ahci, port, gbuf, len, 0);
+    port_restart(ahci, port);
     ahci_command_free(cmd);
     ahci_free(ahci, gbuf);
 
