@@ -922,6 +922,48 @@ static void test_ide_hd_reset_cancels_parked_dma(void)
     ncq_shutdown(ahci);
 }
 
+/*
+ * Fuzzing finding 10: a port stop while a non-queued DMA waits for the
+ * bounce buffer.  AHCI's port stop waits for the port's DMA by draining
+ * the block layer, then asserts that it ended; a DMA parked for the
+ * bounce buffer has no request in flight, so QEMU aborted (ide-hd too).
+ * Patch 0015 cancels it, and the command fails.  With timing on, ncq-disk
+ * starts the READ DMA at its model deadline, which the clock step passes.
+ */
+static void test_port_stop_cancels_parked_dma(gconstpointer data)
+{
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
+    AHCICommand *cmd;
+    uint32_t slot_bit;
+    uint16_t id[256];
+    uint8_t p;
+
+    hold_bounce_buffer(ahci);
+    cmd = ahci_command_create(CMD_READ_DMA_EXT);
+    ahci_command_adjust(cmd, 300, ahci->hba_bar.addr, 4096, 0);
+    ahci_command_commit(ahci, cmd, port);
+    slot_bit = 1u << ahci_command_slot(cmd);
+    ahci_command_issue_async(ahci, cmd);
+    /* its DMA cannot start: the command stays issued */
+    qtest_clock_step(ahci->parent->qts, 100000000);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI) & slot_bit, ==,
+                    slot_bit);
+    ahci_px_clr(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                    (AHCI_PX_TFD_STS_BSY | AHCI_PX_TFD_STS_DRQ), ==, 0);
+    ahci_command_free(cmd);
+
+    for (p = 1; p <= 4; p++) {
+        ahci_px_wreg(ahci, p, AHCI_PX_CMD, 0);
+    }
+    ahci_px_set(ahci, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
 /* Where q35 with the qtests' RAM has nothing mapped (above the 64-bit hole) */
 #define UNMAPPED_GPA 0x4000000000ULL
 
@@ -1978,6 +2020,13 @@ int main(int argc, char **argv)
                         test_port_restart_during_pio_write);
     qtest_add_data_func("/ncq-disk/reset/port-restart-before-held-pio-write",
                         "ncq-disk", test_port_restart_during_pio_write);
+    qtest_add_data_func("/ncq-disk/reset/port-stop-cancels-parked-dma",
+                        "ncq-disk", test_port_stop_cancels_parked_dma);
+    qtest_add_data_func(
+        "/ncq-disk/reset/port-stop-cancels-parked-dma/timing-off",
+        "ncq-disk,timing=off", test_port_stop_cancels_parked_dma);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-port-stop-cancels-parked-dma",
+                        "ide-hd", test_port_stop_cancels_parked_dma);
     qtest_add_data_func("/ncq-disk/reset/reset-during-pio-write",
                         "ncq-disk,timing=off", test_reset_during_pio_write);
     qtest_add_data_func("/ncq-disk/reset/reset-during-held-pio-write",
