@@ -2025,8 +2025,9 @@ int main(int argc, char **argv)
     qtest_add_data_func(
         "/ncq-disk/reset/port-stop-cancels-parked-dma/timing-off",
         "ncq-disk,timing=off", test_port_stop_cancels_parked_dma);
-    qtest_add_data_func("/ncq-disk/upstream/ide-hd-port-stop-cancels-parked-dma",
-                        "ide-hd", test_port_stop_cancels_parked_dma);
+    qtest_add_data_func(
+        "/ncq-disk/upstream/ide-hd-port-stop-cancels-parked-dma", "ide-hd",
+        test_port_stop_cancels_parked_dma);
     qtest_add_data_func("/ncq-disk/reset/reset-during-pio-write",
                         "ncq-disk,timing=off", test_reset_during_pio_write);
     qtest_add_data_func("/ncq-disk/reset/reset-during-held-pio-write",
