@@ -68,7 +68,7 @@ static bool ncq_disk_parse_time(const char *prop, const char *text,
                                 int64_t *ns, Error **errp)
 {
     int64_t v;
-    int ret = ncq_time_parse(text, strlen(text), &v);
+    int ret = ncq_parse_duration(text, strlen(text), NCQ_NS_PER_MS, &v);
 
     /* The model file's limit; it keeps deadlines far from overflow */
     if (ret == NCQ_ERR_RANGE || (ret == 0 && v > NCQ_DISK_MAX_TIMEOUT_NS)) {

@@ -43,78 +43,6 @@ static uint32_t ncq_fault_default_ops(NcqFaultKind k)
     }
 }
 
-/* A whole decimal (or 0x hex) number; false if @s is anything else. */
-static bool ncq_fault_number(const char *s, size_t len, uint64_t *v)
-{
-    unsigned base = 10;
-    size_t i = 0;
-
-    if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        i = 2;
-    }
-    if (i == len) {
-        return false;
-    }
-    for (*v = 0; i < len; i++) {
-        int c = tolower((unsigned char)s[i]);
-        unsigned d;
-
-        if (isdigit(c)) {
-            d = c - '0';
-        } else if (base == 16 && c >= 'a' && c <= 'f') {
-            d = c - 'a' + 10;
-        } else {
-            return false;
-        }
-        if (*v > (UINT64_MAX - d) / base) {
-            return false;       /* overflow */
-        }
-        *v = *v * base + d;
-    }
-    return true;
-}
-
-/*
- * "50ms", "2s", "500us", "100ns"; a bare number is milliseconds.  Shared
- * with the device's time properties: 0, NCQ_ERR_PARSE if @s is no time,
- * NCQ_ERR_RANGE if it does not fit in int64_t nanoseconds.
- */
-int ncq_time_parse(const char *s, size_t len, int64_t *ns)
-{
-    static const struct {
-        const char *suffix;
-        int64_t ns;
-    } units[] = {
-        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
-        { "", 1000000 },
-    };
-    size_t digits = 0, i;
-    uint64_t v = 0;
-    bool overflow = false;
-
-    while (digits < len && isdigit((unsigned char)s[digits])) {
-        unsigned d = s[digits++] - '0';
-
-        overflow |= v > (UINT64_MAX - d) / 10;
-        v = v * 10 + d;
-    }
-    if (!digits) {
-        return NCQ_ERR_PARSE;
-    }
-    for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strlen(units[i].suffix) == len - digits &&
-            !strncmp(s + digits, units[i].suffix, len - digits)) {
-            if (overflow || v > (uint64_t)(INT64_MAX / units[i].ns)) {
-                return NCQ_ERR_RANGE;
-            }
-            *ns = (int64_t)v * units[i].ns;
-            return 0;
-        }
-    }
-    return NCQ_ERR_PARSE;
-}
-
 /* One option after ':'; NULL or what is wrong with it. */
 static const char *ncq_fault_option(NcqFaultRule *r, const char *s,
                                     size_t len, bool *ops_given)
@@ -129,7 +57,7 @@ static const char *ncq_fault_option(NcqFaultRule *r, const char *s,
     } else if (NCQ_OPT_IS("always")) {
         r->mode = NCQ_FAULT_ALWAYS;
     } else if (NCQ_OPT_ARG("every=")) {
-        if (!ncq_fault_number(s + 6, len - 6, &v) || v < 1 ||
+        if (ncq_parse_uint(s + 6, len - 6, UINT64_MAX, &v) < 0 || v < 1 ||
             v > UINT32_MAX) {
             return "every=N needs a count of at least 1";
         }
@@ -141,7 +69,8 @@ static const char *ncq_fault_option(NcqFaultRule *r, const char *s,
         r->ops = *ops_given ? r->ops | op : op;
         *ops_given = true;
     } else if (NCQ_OPT_ARG("delay=")) {
-        if (ncq_time_parse(s + 6, len - 6, &r->delay_ns) < 0 ||
+        if (ncq_parse_duration(s + 6, len - 6, NCQ_NS_PER_MS,
+                               &r->delay_ns) < 0 ||
             r->delay_ns <= 0) {
             return "delay= needs a time above 0 such as 50ms, 2s or 500us";
         }
@@ -189,11 +118,12 @@ static const char *ncq_fault_parse_one(const char *s, size_t len,
     if (n > (size_t)(colon - p)) {
         n = colon - p;
     }
-    if (!ncq_fault_number(p, n, &r->lba)) {
+    if (ncq_parse_uint(p, n, UINT64_MAX, &r->lba) < 0) {
         return "LBA is not a number";
     }
     if (p + n < colon) {        /* '+SECTORS' */
-        if (!ncq_fault_number(p + n + 1, colon - (p + n + 1), &r->sectors) ||
+        if (ncq_parse_uint(p + n + 1, colon - (p + n + 1), UINT64_MAX,
+                           &r->sectors) < 0 ||
             r->sectors < 1) {
             return "+SECTORS needs a count of at least 1";
         }

@@ -115,60 +115,22 @@ static const char *const ncq_required[] = {
     "drive.name", "drive.model", "drive.kind", "drive.capacity",
 };
 
-/* Parse "123.456" into value * 10^9.  Returns 0 or -1. */
-static int ncq_parse_fixed(const char *s, int64_t *out)
+/* "123.456" as value * 10^9 (ncq_parse_decimal); 0 or -1. */
+static int ncq_param_fixed(const char *s, int64_t *out)
 {
-    int64_t ip = 0, fp = 0, scale = 1000000000;
-    int digits = 0;
+    uint64_t v;
 
-    if (*s < '0' || *s > '9') {
+    if (ncq_parse_decimal(s, strlen(s), 9, &v) < 0 || v > INT64_MAX) {
         return -1;
     }
-    while (*s >= '0' && *s <= '9') {
-        if (ip > (INT64_MAX / 1000000000 - 9) / 10) {
-            return -1;
-        }
-        ip = ip * 10 + (*s++ - '0');
-    }
-    if (*s == '.') {
-        s++;
-        if (*s < '0' || *s > '9') {
-            return -1;
-        }
-        while (*s >= '0' && *s <= '9') {
-            if (scale > 1) {
-                scale /= 10;
-                fp += (*s - '0') * scale;
-            }
-            s++;
-            digits++;
-        }
-    }
-    if (*s) {
-        return -1;
-    }
-    *out = ip * 1000000000 + fp;
+    *out = (int64_t)v;
     return 0;
 }
 
-static int ncq_parse_uint(const char *s, uint64_t max, uint64_t *out)
+/* A whole number up to @max (ncq_parse_uint); 0 or -1. */
+static int ncq_param_uint(const char *s, uint64_t max, uint64_t *out)
 {
-    uint64_t v = 0;
-
-    if (*s < '0' || *s > '9') {
-        return -1;
-    }
-    while (*s >= '0' && *s <= '9') {
-        if (v > (max - (*s - '0')) / 10) {
-            return -1;
-        }
-        v = v * 10 + (*s++ - '0');
-    }
-    if (*s) {
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return ncq_parse_uint(s, strlen(s), max, out) < 0 ? -1 : 0;
 }
 
 static char *ncq_trim(char *s)
@@ -252,14 +214,14 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
         }
         return 0;
     case KT_U32:
-        if (ncq_parse_uint(val, UINT32_MAX, &u) < 0) {
+        if (ncq_param_uint(val, UINT32_MAX, &u) < 0) {
             *why = "expected an unsigned 32-bit integer";
             return -1;
         }
         *(uint32_t *)base = (uint32_t)u;
         return 0;
     case KT_U64:
-        if (ncq_parse_uint(val, UINT64_MAX, &u) < 0) {
+        if (ncq_param_uint(val, UINT64_MAX, &u) < 0) {
             *why = "expected an unsigned integer";
             return -1;
         }
@@ -287,7 +249,7 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
             return -1;
         }
         for (i = 0; i < 3; i++) {
-            if (ncq_parse_uint(w[i], UINT32_MAX, &v[i]) < 0) {
+            if (ncq_param_uint(w[i], UINT32_MAX, &v[i]) < 0) {
                 *why = "expected unsigned integers";
                 return -1;
             }
@@ -306,8 +268,8 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
         char *w[3];
 
         if (ncq_words(val, w, 2) != 2 ||
-            ncq_parse_uint(w[0], UINT32_MAX, &u) < 0 ||
-            ncq_parse_fixed(w[1], &fx) < 0) {
+            ncq_param_uint(w[0], UINT32_MAX, &u) < 0 ||
+            ncq_param_fixed(w[1], &fx) < 0) {
             *why = "expected: point = distance milliseconds";
             return -1;
         }
@@ -328,7 +290,7 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
     default:
         break;
     }
-    if (ncq_parse_fixed(val, &fx) < 0) {
+    if (ncq_param_fixed(val, &fx) < 0) {
         *why = "expected a non-negative decimal number";
         return -1;
     }

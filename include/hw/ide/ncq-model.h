@@ -455,10 +455,26 @@ int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
 
 /* ---- names ---- */
 /*
- * A time: "50ms", "2s", "500us", "100ns", a bare number being ms.  0,
- * NCQ_ERR_PARSE (not a time) or NCQ_ERR_RANGE (beyond int64_t ns).
+ * ---- numbers and durations (num.c): the one parser ----
+ * Used by parameter files, fault rules, the device's properties and
+ * ncq-sim.  Each returns 0, NCQ_ERR_PARSE (not a number of that kind),
+ * NCQ_ERR_RANGE (too large) or NCQ_ERR_INVAL (a bad @frac or unit).
  */
-int ncq_time_parse(const char *s, size_t len, int64_t *ns);
+#define NCQ_NS_PER_MS 1000000
+/* A whole number, decimal or 0x hex, at most @max. */
+int ncq_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
+/*
+ * A non-negative decimal such as "12.345" as value * 10^@frac (@frac <= 9);
+ * fractional digits beyond the ninth are dropped.
+ */
+int ncq_parse_decimal(const char *s, size_t len, unsigned frac,
+                      uint64_t *out);
+/*
+ * A duration: "50ms", "2s", "500us", "100ns", "1.5ms"; a bare number is
+ * in units of @bare_unit_ns (1 to 10^9).  The result is whole ns.
+ */
+int ncq_parse_duration(const char *s, size_t len, int64_t bare_unit_ns,
+                       int64_t *ns);
 const char *ncq_policy_name(NcqPolicy p);
 int ncq_policy_from_name(const char *s, NcqPolicy *out);
 const char *ncq_op_name(NcqOp op);
