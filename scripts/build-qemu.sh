@@ -17,6 +17,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 PREFIX=${NCQ_PREFIX:-/opt/ncq-disk}
+# QEMU is configured for this prefix whatever --prefix says: its binaries
+# find their data relative to themselves, so --install copies the build
+# to any prefix without a reconfigure and a full rebuild.
+BUILD_PREFIX=/opt/ncq-disk
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
 log() { echo "build-qemu: $*" >&2; }
@@ -96,7 +100,7 @@ for f in "${overlay[@]}"; do
 done
 
 conf=(
-    --prefix="$PREFIX"
+    --prefix="$BUILD_PREFIX"
     --target-list=x86_64-softmmu
     --without-default-devices
     --with-devices-x86_64=ncq-disk
@@ -152,8 +156,15 @@ for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
 done
 [ -f /usr/share/qemu/qboot.rom ] || die "/usr/share/qemu/qboot.rom missing; run scripts/install-deps.sh (package qemu-system-data)"
 if [ $install = 1 ]; then
-    ninja -C "$build" install >"$build/install.log" 2>&1 \
-        || { tail -20 "$build/install.log" >&2; die "install to $PREFIX failed"; }
+    # What the project promises under the prefix, copied from this build:
+    # no reconfigure and no other targets built (a full "ninja install"
+    # builds every QEMU tool first).  QEMU finds share/qemu next to bin/.
+    case $PREFIX in /*) ;; *) PREFIX=$(pwd)/$PREFIX ;; esac
+    install -d "$PREFIX/bin" "$PREFIX/share/qemu" \
+        || die "cannot create $PREFIX/bin and $PREFIX/share/qemu"
+    install -m 755 "$build/qemu-system-x86_64" "$build/qemu-img" "$PREFIX/bin/"
+    install -m 644 "$build/trace/trace-events-all" "$PREFIX/share/qemu/"
+    cp -r "$work/pc-bios/keymaps" "$PREFIX/share/qemu/"
     log "installed under $PREFIX"
 fi
 echo "$build"

@@ -8,6 +8,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "demo: $*" >&2; exit 1; }
 
+# --help needs nothing installed or built: answer it first.
+for arg in "$@"; do
+    case $arg in -h|--help) exec python3 "$HERE/demo.py" --help ;; esac
+done
+
 "$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
