@@ -2,9 +2,10 @@
 
 The convention (docs/ncq-sim.md, "Checked examples"):
 - A fenced block with at least one line starting `$ ` is a *session*. Each
-  `$ ` line is a shell command (continued on the next lines while it ends
-  with a backslash or has an open quote); the lines after it, up
-  to the next command, are its expected output.
+  `$ ` line is a shell command (continued on the next lines while the
+  shell would wait for more: an open quote, a trailing backslash, an open
+  loop); the lines after it, up to the next command, are its expected
+  output.
 - Expected output is compared line by line with what the command prints,
   exactly, except: a line `...` stands for any number of lines (and, last in
   a block, for the rest of the output); a line ending ` ...` matches any
@@ -15,7 +16,7 @@ The convention (docs/ncq-sim.md, "Checked examples"):
   model is deterministic, so there is no tolerance.
 """
 import re
-import shlex
+import subprocess
 from dataclasses import dataclass, field
 
 
@@ -50,12 +51,14 @@ def blocks(path, text):
 
 
 def _complete(cmd):
-    """Whether the shell would take the text as a whole command line."""
-    try:
-        shlex.split(cmd, comments=True)
-    except ValueError:          # an open quote or a trailing backslash
+    """Whether the shell takes the text as a whole command line: not when it
+    ends inside quotes, after a backslash, or inside a loop or `if`."""
+    r = subprocess.run(["bash", "-n", "-c", cmd], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if cmd.endswith("\\"):
         return False
-    return True
+    return ("unexpected end of file" not in r.stderr
+            and "unexpected EOF" not in r.stderr)
 
 
 def session(block):

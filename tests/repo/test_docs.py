@@ -22,6 +22,7 @@ QEMU_PATHS = {
     "hw/ide/ahci.c", "hw/ide/trace-events", "system/dma-helpers.c",
     "include/hw/ide/internal.h", "include/hw/ide/ide-dev.h",
     "tests/qtest/libqos", "hw/ide/ide-dev.c", "hw/ide/atapi.c",
+    "scripts/oss-fuzz/output_reproducer.py",
 }
 
 
@@ -119,6 +120,8 @@ def named_paths(doc):
     for n, line in enumerate(text.split("\n"), 1):
         for span in re.findall(r"`([^`]+)`", line):
             for w in span.split():
+                if w.endswith(":"):
+                    continue        # a patch subject's prefix, `hw/ide/ahci:`
                 w = re.sub(r"(::|:\d).*$", "", w).rstrip(".,;:)")
                 if "$" in w or "<" in w:
                     continue
