@@ -153,7 +153,8 @@ def test_every_named_path_exists():
 
 def slug(heading):
     """GitHub's anchor for a heading."""
-    s = heading.strip().lower()
+    s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)   # a link's text
+    s = s.strip().lower()
     s = re.sub(r"[^\w\- ]", "", s)
     return s.replace(" ", "-")
 
