@@ -182,3 +182,43 @@ def test_links_land_on_existing_sections():
                 if dest.exists() and frag not in anchors(dest):
                     bad.append(f"{rel(doc)}:{n}: {target}: no such section")
     assert not bad, "\n".join(bad)
+
+
+def _table_after(doc, heading):
+    """First-column backtick names of the first table after a heading."""
+    text = read(doc)
+    start = text.index(heading)
+    names, seen_table = [], False
+    for line in text[start:].split("\n")[1:]:
+        if line.startswith("|"):
+            seen_table = True
+            m = re.match(r"^\|([^|]*)\|", line)
+            names += re.findall(r"`([^`]+)`", m.group(1))
+        elif seen_table:
+            break
+    return names
+
+
+def test_model_md_names_every_file_of_the_library():
+    names = set(_table_after(ROOT / "docs" / "model.md", "## Pieces"))
+    files = {p.name for p in (ROOT / "hw/ide/ncq-model").iterdir()
+             if p.suffix in (".c", ".py")}
+    assert files - names == set(), ("docs/model.md's table of pieces misses "
+                                    + ", ".join(sorted(files - names)))
+    assert names - files == set(), ("docs/model.md names files that do not "
+                                    "exist: " + ", ".join(sorted(names - files)))
+
+
+def test_model_md_names_every_unit_test(ncq_sim_dir):
+    build = ncq_sim_dir.parent.parent
+    out = subprocess.run(["meson", "test", "-C", str(build), "--list"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, check=True).stdout
+    tests = {line.rsplit(" / ", 1)[1] for line in out.split("\n")
+             if " / " in line}
+    tests = {re.sub(r"^invariants-.*", "invariants-<model>", t) for t in tests}
+    names = set(_table_after(ROOT / "docs" / "model.md", "## Tests"))
+    assert tests - names == set(), ("docs/model.md's table of tests misses "
+                                    + ", ".join(sorted(tests - names)))
+    assert names - tests == set(), ("docs/model.md names tests that do not "
+                                    "exist: " + ", ".join(sorted(names - tests)))
