@@ -6,7 +6,7 @@ import os
 
 import callgraph
 import cscan
-from conftest import ROOT
+from repopaths import ROOT
 
 MAX_LINES = 80
 

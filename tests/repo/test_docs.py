@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import mdblocks
-from conftest import ROOT
+from repopaths import ROOT
 
 DOCS = sorted([ROOT / "README.md"] + list((ROOT / "docs").rglob("*.md")))
 TOP = ("\\.ci", "configs", "docs", "guest-tests", "hw", "images", "include",

@@ -5,7 +5,7 @@ import re
 import subprocess
 from fnmatch import fnmatchcase
 
-from conftest import ROOT
+from repopaths import ROOT
 
 LAYOUT = ROOT / "docs" / "LAYOUT.md"
 COVERED = ("hw/", "include/", "tools/", "scripts/")

@@ -4,7 +4,7 @@ studies it reproduces)."""
 import re
 import subprocess
 
-from conftest import ROOT
+from repopaths import ROOT
 
 # What the repository must not name, each with the reason. The patterns are
 # written so that this file does not match them itself.
