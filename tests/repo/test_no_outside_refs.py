@@ -16,6 +16,8 @@ FORBIDDEN = [
     (r"build-" + r"notes\.md", "notes outside the repository"),
     (r"(?<![\w-])design" + r"\.md", "a design note outside the repository"),
     (r"issue[0-9]+" + r"\.md", "an issue's text outside the repository"),
+    (r"project's " + r"brief", "a brief outside the repository; cite "
+     "docs/published-figures.md"),
 ]
 
 
