@@ -242,3 +242,21 @@ def test_device_md_names_every_trace_event():
     text = read(ROOT / "docs" / "device.md")
     missing = sorted(e for e in events if f"`{e}`" not in text)
     assert not missing, "docs/device.md does not name " + ", ".join(missing)
+
+
+def test_named_test_functions_exist():
+    """A test the docs name (`test_...` in backticks) is defined somewhere."""
+    defined = set()
+    for top in ("guest-tests", "tests"):
+        for path in (ROOT / top).rglob("*.py"):
+            defined |= set(re.findall(r"^\s*def (test_\w+)", read(path), re.M))
+            defined.add(path.stem)
+    missing = []
+    for doc in DOCS:
+        for n, line in enumerate(read(doc).split("\n"), 1):
+            for span in re.findall(r"`([^`]+)`", line):
+                for name in re.findall(r"(?:^|::|\s)(test_\w+)\b", span):
+                    if name not in defined and not name.endswith("_"):
+                        missing.append(f"{rel(doc)}:{n}: {name}")
+    assert not missing, "tests the docs name but nobody defines:\n" + \
+        "\n".join(missing)
