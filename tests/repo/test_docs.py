@@ -260,3 +260,17 @@ def test_named_test_functions_exist():
                         missing.append(f"{rel(doc)}:{n}: {name}")
     assert not missing, "tests the docs name but nobody defines:\n" + \
         "\n".join(missing)
+
+
+def test_qmp_commands_shown_exist():
+    schema = read(ROOT / "qapi" / "ncq-disk.json")
+    commands = set(re.findall(r"'command':\s*'([\w-]+)'", schema))
+    assert commands, "no command in qapi/ncq-disk.json"
+    unknown = []
+    for doc in DOCS:
+        for n, line in enumerate(read(doc).split("\n"), 1):
+            for cmd in re.findall(r'"execute":\s*"([\w-]+)"', line):
+                if cmd not in commands:
+                    unknown.append(f"{rel(doc)}:{n}: {cmd}")
+    assert not unknown, "QMP commands not in qapi/ncq-disk.json:\n" + \
+        "\n".join(unknown)
