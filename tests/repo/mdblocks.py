@@ -4,8 +4,8 @@ The convention (docs/ncq-sim.md, "Checked examples"):
 - A fenced block with at least one line starting `$ ` is a *session*. Each
   `$ ` line is a shell command (continued on the next lines while the
   shell would wait for more: an open quote, a trailing backslash, an open
-  loop); the lines after it, up to the next command, are its expected
-  output.
+  loop); it must exit with status 0, and the lines after it, up to the
+  next command, are its expected output (stdout and stderr together).
 - Expected output is compared line by line with what the command prints,
   exactly, except: a line `...` stands for any number of lines (and, last in
   a block, for the rest of the output); a line ending ` ...` matches any
