@@ -274,3 +274,16 @@ def test_qmp_commands_shown_exist():
                     unknown.append(f"{rel(doc)}:{n}: {cmd}")
     assert not unknown, "QMP commands not in qapi/ncq-disk.json:\n" + \
         "\n".join(unknown)
+
+
+def test_build_md_qtest_count():
+    """docs/build.md's count of the device's qtest cases is the number the
+    test file registers."""
+    src = read(ROOT / "tests" / "qtest" / "ncq-disk-test.c")
+    registered = len(re.findall(r"\bqtest_add_(?:data_)?func\s*\(", src))
+    m = re.search(r"(\d+) in `tests/qtest/ncq-disk-test.c`",
+                  read(ROOT / "docs" / "build.md"))
+    assert m, "docs/build.md no longer gives the device's qtest count"
+    assert int(m.group(1)) == registered, (
+        f"docs/build.md says {m.group(1)} qtest cases in "
+        f"tests/qtest/ncq-disk-test.c; the file registers {registered}")
