@@ -45,8 +45,8 @@ def header(nums):
 
 Each section below is one scenario of [docs/scenarios.md](../scenarios.md):
 a guest experiment on ncq-disk under deterministic `-icount`, compared
-with the published figure it reproduces (targets in the project's brief,
-sources named per section). Under icount every figure is the same on
+with the published figure it reproduces (the studies, their set-ups and
+figures: [docs/published-figures.md](../published-figures.md)). Under icount every figure is the same on
 every run and machine; only wall-clock times vary.
 
 Last written by `python3 scripts/report.py --scenarios {','.join(map(str, nums))}`;

@@ -1,5 +1,6 @@
 """Guest-side experiments that reproduce the published NCQ phenomena
-(../../docs/scenarios.md, targets.md of the project's brief).
+(../../docs/scenarios.md; the studies' set-ups and figures are in
+../../docs/published-figures.md).
 
 One module per scenario, sN_<name>.py, each with:
 

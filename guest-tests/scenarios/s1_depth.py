@@ -296,7 +296,7 @@ def report_md(result, pngs):
                        for p in pngs)
     return f"""## Scenario 1: {TITLE}
 
-Set-up (targets.md section 1): `-device {result['device']}` on a sparse
+Set-up ([Yu et al. 2010](../published-figures.md#yu-et-al-2010)): `-device {result['device']}` on a sparse
 qcow2 of the drive's full 781,422,768 sectors; in the guest (Debian's
 6.1 kernel, unmodified) scheduler `none`, `queue_depth` 1, 4, 8, 16, 31
 written to sysfs in turn, and at each depth fio with {result['procs']}

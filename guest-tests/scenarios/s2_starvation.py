@@ -215,7 +215,7 @@ def report_md(result, pngs):
                        for p in pngs)
     return f"""## Scenario 2: {TITLE}
 
-Set-up (targets.md section 2): `{result['model']}` (T =
+Set-up ([Stanovich et al. 2008](../published-figures.md#stanovich-et-al-2008)): `{result['model']}` (T =
 {t} ms, the paper's 2.03 s), a sparse qcow2 of its full capacity;
 in the guest scheduler `none`, `queue_depth` {QUEUE_DEPTH}, fio with
 {NEAR_PROCS} synchronous 4 KiB random readers on the lowest 20 % of the

@@ -247,7 +247,7 @@ def report_md(result, pngs):
                        for p in pngs)
     return f"""## Scenario 3: {TITLE}
 
-Set-up (targets.md section 2): `-device {result['device']}` (SPTF,
+Set-up ([Stanovich et al. 2008](../published-figures.md#stanovich-et-al-2008)): `-device {result['device']}` (SPTF,
 starvation time-out {result['timeout_ms']} ms), scheduler `none`, one boot.
 Produced by `{cmd}` with `NCQ_LONG_SCENARIOS=1` for the test
 (`NCQ_LONG_SCENARIOS=1 python3 -m pytest -q

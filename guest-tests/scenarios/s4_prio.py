@@ -1,5 +1,5 @@
-"""Scenario 4: NCQ priority (SATA 2.6 high/low priority; targets.md
-section 1: "NCQ priority exists in the ATA standard but few drives of that
+"""Scenario 4: NCQ priority (SATA 2.6 high/low priority; docs/published-figures.md#yu-et-al-2010:
+"NCQ priority exists in the ATA standard but few drives of that
 era honoured it").
 
 Best-effort random readers keep the ST3400620AS's queue about 29 deep
@@ -382,8 +382,8 @@ no longer chooses among the queue. (How a drive weighs high-priority
 service against the rest is up to its firmware; the model's is strict
 priority, bounded for the low-priority side only by the starvation
 time-out; `prio-timeout` forces old high-priority commands.)
-targets.md notes that few drives of the ST3400620AS's era honoured NCQ
-priority; the built-in model follows that, so the benefit needs a drive
+[Yu et al. 2010](../published-figures.md#yu-et-al-2010) note that few drives of the ST3400620AS's era
+honoured NCQ priority; the built-in model follows that, so the benefit needs a drive
 that honours it.
 
 {imgs}

@@ -1,5 +1,5 @@
 """Scenario 5: an idling OS scheduler against an NCQ disk (Yu et al., ACM
-TOS 2010, "redundant scheduling"; targets.md section 1).
+TOS 2010, "redundant scheduling"; docs/published-figures.md#yu-et-al-2010).
 
 Interleaved sequential readers: READERS fio jobs, each reading its own
 region of the ST3400620AS sequentially through the page cache (buffered,
@@ -346,7 +346,7 @@ def report_md(result, pngs):
     mx = b1["max_sectors_kb"][0] if b1["max_sectors_kb"] else "?"
     return f"""## Scenario 5: {TITLE}
 
-Set-up (targets.md section 1, "redundant scheduling"): `-device
+Set-up ([Yu et al. 2010](../published-figures.md#yu-et-al-2010), "redundant scheduling"): `-device
 {result['device']}` on a sparse qcow2 of the full 400 GB; {result['readers']}
 fio jobs (processes), each reading {result['read_mib']} MiB sequentially
 with 4 KiB `psync` reads through the page cache (buffered, read-ahead on:

@@ -1,5 +1,4 @@
-"""Scenario 6: NCQ conflict on an SSD (Fan et al., IPDPS 2019; targets.md
-section 4).
+"""Scenario 6: NCQ conflict on an SSD (Fan et al., IPDPS 2019; docs/published-figures.md#fan-et-al-2019).
 
 A non-intensive 4 KiB random reader (fio iodepth 2) next to an intensive
 one (iodepth 32), direct I/O through libaio, on the Intel 530 model, with
@@ -359,7 +358,7 @@ def report_md(result, pngs):
                      for s, v in j.items())
     return f"""## Scenario 6: {TITLE}
 
-Set-up (targets.md section 4): `-device {result['device']}`; in the guest
+Set-up ([Fan et al. 2019](../published-figures.md#fan-et-al-2019)): `-device {result['device']}`; in the guest
 (Debian's 6.1 kernel) two fio jobs of 4 KiB random O_DIRECT reads through
 libaio on disjoint regions, a non-intensive one (iodepth
 {result['iodepth']['ni']}) and an intensive one (iodepth
