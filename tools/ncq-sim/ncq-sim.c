@@ -90,18 +90,9 @@ static void die(const char *fmt, const char *arg)
     exit(2);
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static uint64_t rng_below(uint64_t *s, uint64_t n)
 {
-    return n ? rng_next(s) % n : 0;
+    return n ? ncq_rng_next(s) % n : 0;
 }
 
 static long parse_long(const char *s, const char *what)
@@ -724,7 +715,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 h.issue = t;
                 h.r.t = t;
                 h.r.op = (rr >= 1.0 ||
-                          (rng_next(&wrng) >> 11) * (1.0 / 9007199254740992.0)
+                          (ncq_rng_next(&wrng) >> 11) * (1.0 / 9007199254740992.0)
                           < rr) ? NCQ_OP_READ : NCQ_OP_WRITE;
                 h.r.fua = false;
                 h.r.tag = -1;
