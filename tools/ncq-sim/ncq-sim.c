@@ -18,6 +18,11 @@
 
 #define MAX_GROUPS 16
 #define MAX_SIZES 16
+#define NCQ_BILLION 1000000000ULL
+/* longest time an option takes, in ns */
+#define MAX_TIME_NS 9000000000000000000LL
+/* read limit: every request is a read, no draw */
+#define READ_ALL UINT64_MAX
 
 typedef struct Group {
     int clients;
@@ -26,7 +31,7 @@ typedef struct Group {
     bool prio;
     uint32_t size;              /* 0: the global --size list */
     bool has_read;
-    double read;
+    uint64_t read_limit;        /* as Opts.read_limit */
     int pattern;                /* -1 global, 0 random, 1 seq, 2 stream */
 } Group;
 
@@ -49,7 +54,7 @@ typedef struct Opts {
     uint32_t sizes[MAX_SIZES];
     int nsizes;
     uint32_t align;
-    double read_ratio;
+    uint64_t read_limit;        /* see parse_read_ratio() */
     bool seq;
     bool shared;        /* one sequential stream per group */
     int depth;
@@ -95,35 +100,89 @@ static uint64_t rng_below(uint64_t *s, uint64_t n)
     return n ? ncq_rng_next(s) % n : 0;
 }
 
+/* A whole number, decimal or 0x hex, for option @what. */
 static long parse_long(const char *s, const char *what)
 {
-    long v = 0;
+    uint64_t v;
+    int ret = ncq_parse_uint(s, strlen(s), LONG_MAX, &v);
 
-    if (*s < '0' || *s > '9') {
+    if (ret == NCQ_ERR_RANGE) {
+        die("value too large for %s", what);
+    }
+    if (ret < 0) {
         die("bad value for %s (expected a non-negative integer)", what);
     }
-    for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (LONG_MAX - (*s - '0')) / 10) {
-            die("value too large for %s", what);
-        }
-        v = v * 10 + (*s - '0');
-    }
-    if (*s) {
-        die("bad value for %s (expected a non-negative integer)", what);
-    }
-    return v;
+    return (long)v;
 }
 
-/* "1.5" seconds / ms etc: parse a decimal and scale to ns. */
-static int64_t parse_time(const char *s, double unit_ns, const char *what)
+/* A duration such as "1.5" (in @bare_unit_ns), "500us" or "2s". */
+static int64_t parse_time(const char *s, int64_t bare_unit_ns,
+                          const char *what)
 {
-    char *end;
-    double v = strtod(s, &end);
+    int64_t ns;
 
-    if (*end || end == s || v < 0 || v * unit_ns > 9e18) {
+    if (ncq_parse_duration(s, strlen(s), bare_unit_ns, &ns) < 0 ||
+        ns > MAX_TIME_NS) {
         die("bad value for %s (expected a non-negative number)", what);
     }
-    return (int64_t)(v * unit_ns + 0.5);
+    return ns;
+}
+
+/* A dimensionless decimal such as "0.5", in thousandths rounded half up. */
+static int64_t parse_milli(const char *s, const char *what)
+{
+    uint64_t v4;
+
+    /* floor(x * 1000 + 0.5) == floor((floor(x * 10^4) + 5) / 10) */
+    if (ncq_parse_decimal(s, strlen(s), 4, &v4) < 0 ||
+        v4 / 10 > MAX_TIME_NS) {
+        die("bad value for %s (expected a non-negative number)", what);
+    }
+    return (int64_t)((v4 + 5) / 10);
+}
+
+/*
+ * The share of reads, "0" to "1" with up to nine decimals, as a limit on a
+ * 53-bit draw: a request is a read if the draw is below the limit, or
+ * always (no draw) for READ_ALL.  The limit is ceil(r' * 2^53), r' the
+ * ratio rounded to 53 significant bits: the same split of the draws as
+ * the earlier floating-point comparison "draw * 2^-53 < ratio".
+ */
+static bool parse_read_ratio(const char *s, uint64_t *limit)
+{
+    const uint64_t five9 = 1953125;     /* 10^9 = 2^9 * 5^9 */
+    const char *dot = strchr(s, '.');
+    uint64_t r9, q, rem;
+    unsigned j = 0, i;
+
+    if (ncq_parse_decimal(s, strlen(s), 9, &r9) < 0 || r9 > NCQ_BILLION ||
+        (r9 == NCQ_BILLION && dot && strpbrk(dot, "123456789"))) {
+        return false;
+    }
+    if (r9 == NCQ_BILLION || r9 == 0) {
+        *limit = r9 ? READ_ALL : 0;
+        return true;
+    }
+    /* r in [2^-(j+1), 2^-j): r' * 2^53 is a multiple of 2^-j */
+    while ((r9 << (j + 1)) < NCQ_BILLION) {
+        j++;
+    }
+    /* q = round(r * 2^(53 + j)) = round(r9 * 2^(44 + j) / 5^9), no ties */
+    q = r9 / five9;
+    rem = r9 % five9;
+    for (i = 0; i < 44 + j; i++) {
+        q <<= 1;
+        rem <<= 1;
+        if (rem >= five9) {
+            rem -= five9;
+            q++;
+        }
+    }
+    if (2 * rem > five9) {
+        q++;
+    }
+    *limit = (q + (1ULL << j) - 1) >> j;
+    return true;
 }
 
 static int parse_list(const char *s, uint32_t *v, int max, const char *what)
@@ -150,16 +209,12 @@ static uint64_t parse_pos(const char *s, uint64_t cap, const char *what)
     size_t l = strlen(s);
 
     if (l && s[l - 1] == '%') {
-        char buf[32];
-        double pct;
-        char *end;
+        uint64_t p7;    /* percent * 10^7: the share of @cap in 10^-9 */
 
-        snprintf(buf, sizeof(buf), "%.*s", (int)(l - 1), s);
-        pct = strtod(buf, &end);
-        if (*end || end == buf || pct < 0 || pct > 100) {
+        if (ncq_parse_decimal(s, l - 1, 7, &p7) < 0 || p7 > 100 * 10000000ULL) {
             die("bad percentage in %s", what);
         }
-        return (uint64_t)(cap * (pct / 100.0));
+        return cap / NCQ_BILLION * p7 + cap % NCQ_BILLION * p7 / NCQ_BILLION;
     }
     return (uint64_t)parse_long(s, what);
 }
@@ -251,7 +306,6 @@ static void opts_parse(Opts *o, int argc, char **argv)
     int c, default_clients = 32;
     bool range_set = false;
     Group def = { .pattern = -1 };
-    char *end;
 
     memset(o, 0, sizeof(*o));
     o->model = "st3400620as";
@@ -259,7 +313,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
     o->sizes[0] = 8;
     o->nsizes = 1;
     o->align = 8;
-    o->read_ratio = 1.0;
+    o->read_limit = READ_ALL;
     o->depth = 32;
     o->count = 3200;
     snprintf(def.lo_s, sizeof(def.lo_s), "0");
@@ -290,16 +344,16 @@ static void opts_parse(Opts *o, int argc, char **argv)
             o->set_policy = true;
             break;
         case 'a':
-            o->aging_milli = (uint32_t)(parse_time(optarg, 1000,
-                                                   "--aging-weight"));
+            o->aging_milli = (uint32_t)parse_milli(optarg, "--aging-weight");
             o->set_aw = true;
             break;
         case 't':
-            o->timeout_ns = parse_time(optarg, 1e6, "--timeout");
+            o->timeout_ns = parse_time(optarg, NCQ_NS_PER_MS, "--timeout");
             o->set_timeout = true;
             break;
         case 'P':
-            o->prio_timeout_ns = parse_time(optarg, 1e6, "--prio-timeout");
+            o->prio_timeout_ns = parse_time(optarg, NCQ_NS_PER_MS,
+                                            "--prio-timeout");
             o->set_ptimeout = true;
             break;
         case 'c':
@@ -355,9 +409,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
                         die("--group size must be 1..65536%s", "");
                     }
                 } else if (!strncmp(f[k], "read=", 5)) {
-                    g->read = strtod(f[k] + 5, &end);
-                    if (*end || end == f[k] + 5 || g->read < 0 ||
-                        g->read > 1) {
+                    if (!parse_read_ratio(f[k] + 5, &g->read_limit)) {
                         die("--group read= expects 0..1, not '%s'", f[k]);
                     }
                     g->has_read = true;
@@ -397,9 +449,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
             }
             break;
         case 'R':
-            o->read_ratio = strtod(optarg, &end);
-            if (*end || end == optarg || o->read_ratio < 0 ||
-                o->read_ratio > 1) {
+            if (!parse_read_ratio(optarg, &o->read_limit)) {
                 die("--read-ratio expects a number in 0..1, not '%s'",
                     optarg);
             }
@@ -423,7 +473,7 @@ static void opts_parse(Opts *o, int argc, char **argv)
             o->count = parse_long(optarg, "--count");
             break;
         case 'D':
-            o->duration_ns = parse_time(optarg, 1e9, "--duration");
+            o->duration_ns = parse_time(optarg, NCQ_BILLION, "--duration");
             o->count = 0;
             break;
         case 'S': {
@@ -693,7 +743,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 const Group *gr;
                 HostReq h;
                 uint32_t sz;
-                double rr;
+                uint64_t rl;
                 bool gseq, gshared;
 
                 if (next_issue[i] != t || (o->count && issued >= o->count) ||
@@ -705,7 +755,7 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 if (gr->size) {
                     sz = gr->size;
                 }
-                rr = gr->has_read ? gr->read : o->read_ratio;
+                rl = gr->has_read ? gr->read_limit : o->read_limit;
                 gseq = gr->pattern >= 0 ? gr->pattern > 0 : o->seq;
                 gshared = gr->pattern >= 0 ? gr->pattern == 2 : o->shared;
                 if (sz > gr->hi - gr->lo) {
@@ -714,9 +764,8 @@ static void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
                 h.client = i;
                 h.issue = t;
                 h.r.t = t;
-                h.r.op = (rr >= 1.0 ||
-                          (ncq_rng_next(&wrng) >> 11) * (1.0 / 9007199254740992.0)
-                          < rr) ? NCQ_OP_READ : NCQ_OP_WRITE;
+                h.r.op = (rl == READ_ALL || (ncq_rng_next(&wrng) >> 11) < rl) ?
+                         NCQ_OP_READ : NCQ_OP_WRITE;
                 h.r.fua = false;
                 h.r.tag = -1;
                 h.r.prio = gr->prio;
