@@ -19,6 +19,27 @@ void die(const char *fmt, const char *arg)
     exit(2);
 }
 
+/* The requests of --replay; an ncq-trace's model and seed are defaults. */
+static long replay_load(Opts *o, NcqReq **reqs)
+{
+    char err[512];
+    int64_t seed;
+    long nreq = ncq_trace_load(o->replay, reqs, err, sizeof(err));
+
+    if (nreq < 0) {
+        die("%s", err);
+    }
+    ncq_trace_origin(o->replay, o->origin_model, sizeof(o->origin_model),
+                     &seed);
+    if (!o->model_set && !o->model_file && o->origin_model[0]) {
+        o->model = o->origin_model;
+    }
+    if (!o->seed_set && seed >= 0) {
+        o->seed = seed;
+    }
+    return nreq;
+}
+
 int main(int argc, char **argv)
 {
     Opts o;
@@ -29,23 +50,7 @@ int main(int argc, char **argv)
 
     opts_parse(&o, argc, argv);
     if (o.replay) {
-        char err[512];
-
-        int64_t seed;
-
-        nreq = ncq_trace_load(o.replay, &reqs, err, sizeof(err));
-        if (nreq < 0) {
-            die("%s", err);
-        }
-        /* an ncq-trace names its model and seed: default to them */
-        ncq_trace_origin(o.replay, o.origin_model, sizeof(o.origin_model),
-                         &seed);
-        if (!o.model_set && !o.model_file && o.origin_model[0]) {
-            o.model = o.origin_model;
-        }
-        if (!o.seed_set && seed >= 0) {
-            o.seed = seed;
-        }
+        nreq = replay_load(&o, &reqs);
     }
     if (o.nsweep) {
         if (o.trace) {
