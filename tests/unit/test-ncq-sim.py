@@ -106,6 +106,52 @@ with tempfile.TemporaryDirectory() as d:
     p = run('--model', 'nope', ok=False)
     check('known models: st3400620as' in p.stderr, 'lists known models')
 
+    # numbers and durations go through the library's parser: the same
+    # value written two ways gives the same run
+    same = [(['--timeout', '2000'], ['--timeout', '2s']),
+            (['--prio-timeout', '0.5'], ['--prio-timeout', '500us']),
+            (['--duration', '0.25', '--quiet'],
+             ['--duration', '250ms', '--quiet']),
+            (['--seed', '16'], ['--seed', '0x10']),
+            (['--lba-range', '256:65536'], ['--lba-range', '0x100:0x10000']),
+            (['--read-ratio', '0.5'], ['--read-ratio', '0.500000000']),
+            (['--aging-weight', '0.5', '--policy', 'aged-sptf'],
+             ['--aging-weight', '0.5004', '--policy', 'aged-sptf'])]
+    for a, b in same:
+        pa = run('--count', '400', '--quiet', *a)
+        pb = run('--count', '400', '--quiet', *b)
+        check(pa.returncode == 0 and pa.stdout == pb.stdout,
+              '%s == %s: %r %r' % (a, b, pa.stdout, pb.stdout))
+    # ... and a different value a different one (the checks above can fail)
+    pa = run('--count', '400', '--quiet', '--seed', '0x10')
+    pb = run('--count', '400', '--quiet', '--seed', '0x11')
+    check(pa.stdout != pb.stdout, 'seeds 0x10 and 0x11 differ')
+    for args in [['--timeout', '1e3'], ['--timeout', '5x'],
+                 ['--read-ratio', '1.0000000001'], ['--read-ratio', '.5'],
+                 ['--duration', '-1s'], ['--lba-range', '0:100.1%'],
+                 ['--seed', '0x'], ['--aging-weight', '1/2']]:
+        p = run(*args, ok=False)
+        err = p.stderr.strip()
+        # the option's last word: "range" for --lba-range
+        check(p.returncode == 2 and err.startswith('ncq-sim: ') and
+              args[0].split('-')[-1] in err and '\n' not in err,
+              'one-line error naming the option for %s: %r' % (args, err))
+
+    # the read ratio splits the draws: about a quarter reads
+    tr5 = os.path.join(d, 'e.csv')
+    run('--count', '4000', '--read-ratio', '0.25', '--trace', tr5)
+    _, _, r5 = records(tr5)
+    reads = sum(1 for r in r5 if r.split(',')[1] in ('R', 'read'))
+    check(0.22 * 4000 < reads < 0.28 * 4000, 'read ratio 0.25: %d' % reads)
+    # percentages of the capacity (st3400620as: 781422768 sectors)
+    tr6 = os.path.join(d, 'f.csv')
+    run('--count', '2000', '--lba-range', '20%:30%', '--trace', tr6)
+    _, _, r6 = records(tr6)
+    lbas = [int(r.split(',')[2]) for r in r6]
+    check(min(lbas) >= 781422768 * 2 // 10 and
+          max(lbas) + 8 <= 781422768 * 3 // 10,
+          '20%%:30%% range: %d..%d' % (min(lbas), max(lbas)))
+
 print('test-ncq-sim: %s' % ('all checks passed' if not failures else
                             '%d failures' % failures))
 sys.exit(1 if failures else 0)

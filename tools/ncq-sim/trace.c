@@ -38,11 +38,15 @@ static int ncq_split(char *line, char **f, int max)
     return n;
 }
 
-/* A decimal integer (optionally negative), blanks around it allowed. */
+/*
+ * A whole number (optionally negative), blanks around it allowed, through
+ * the library's parser.
+ */
 static int ncq_num(const char *s, int64_t *v)
 {
     bool neg = false;
-    int64_t x = 0;
+    uint64_t x;
+    size_t n;
 
     while (*s == ' ') {
         s++;
@@ -51,20 +55,13 @@ static int ncq_num(const char *s, int64_t *v)
         neg = true;
         s++;
     }
-    if (*s < '0' || *s > '9') {
+    n = strcspn(s, " \r\n");
+    if (ncq_parse_uint(s, n, INT64_MAX, &x) < 0 ||
+        s[n + strspn(s + n, " \r\n")]) {
         return -1;
     }
-    while (*s >= '0' && *s <= '9') {
-        if (x > (INT64_MAX - (*s - '0')) / 10) {
-            return -1;
-        }
-        x = x * 10 + (*s++ - '0');
-    }
-    while (*s == ' ' || *s == '\r' || *s == '\n') {
-        s++;
-    }
-    *v = neg ? -x : x;
-    return *s ? -1 : 0;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    return 0;
 }
 
 /* A decimal integer at the start of @s (up to a blank or the end). */
@@ -122,10 +119,83 @@ static int ncq_req_cmp(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/*
+ * One record of @line (a plain CSV line or, if @schema, an ncq-trace
+ * record) into @req; -1 with the message in @err.
+ */
+static int ncq_trace_parse_record(char *line, bool schema, NcqReq *req,
+                                  const char *where, char *err,
+                                  size_t errlen)
+{
+    char *fld[20];
+    int nf = ncq_split(line, fld, 20);
+    int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0, tag = -1;
+    NcqOp op;
+
+    if (schema) {
+        if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
+            ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
+            ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
+            ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0 ||
+            ncq_num(fld[0], &tag) < 0) {
+            snprintf(err, errlen, "%s: malformed ncq-trace record", where);
+            return -1;
+        }
+    } else {
+        if (nf < 4 || nf > 5 || ncq_num(fld[0], &t) < 0 ||
+            ncq_parse_op(fld[1], &op) < 0 || ncq_num(fld[2], &lba) < 0 ||
+            ncq_num(fld[3], &sec) < 0 ||
+            (nf == 5 && ncq_num(fld[4], &prio) < 0)) {
+            snprintf(err, errlen, "%s: expected time_ns,op,lba,"
+                     "sectors[,prio]", where);
+            return -1;
+        }
+    }
+    if (t < 0 || lba < 0 || sec < 0 || (op != NCQ_OP_FLUSH && sec < 1)) {
+        snprintf(err, errlen, "%s: negative or zero field", where);
+        return -1;
+    }
+    req->t = t;
+    req->op = op;
+    req->lba = lba;
+    req->sectors = sec;
+    req->fua = fua != 0;
+    req->prio = prio != 0;
+    req->order = qlen;
+    /* the captured NCQ tag, so the replay uses the same ids */
+    req->tag = tag >= 0 && tag < NCQ_MAX_TAGS ? tag : -1;
+    return 0;
+}
+
+/* Room for one more request in *@v (*@cap of them); -1 if out of memory. */
+static int ncq_reqs_grow(NcqReq **v, long n, long *cap)
+{
+    NcqReq *nv;
+
+    if (n < *cap) {
+        return 0;
+    }
+    *cap = *cap ? *cap * 2 : 1024;
+    nv = realloc(*v, *cap * sizeof(**v));
+    if (!nv) {
+        return -1;
+    }
+    *v = nv;
+    return 0;
+}
+
+/* "# ncq-trace vN ...": the version N, 0 if unreadable. */
+static int64_t ncq_trace_version(const char *line)
+{
+    int64_t ver;
+
+    return ncq_num_prefix(line + strlen(NCQ_TRACE_MAGIC), &ver) < 0 ? 0 : ver;
+}
+
 long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    char line[1024];
+    char line[1024], where[1024];
     long n = 0, cap = 0, lineno = 0;
     NcqReq *v = NULL;
     bool schema = false, header_seen = false;
@@ -135,22 +205,14 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
         return -1;
     }
     while (fgets(line, sizeof(line), f)) {
-        char *fld[20];
-        int nf;
-        int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0, tag = -1;
-        NcqOp op;
-        char *nl = strchr(line, '\n');
-
-        lineno++;
-        if (nl) {
-            *nl = 0;
-        }
+        line[strcspn(line, "\n")] = 0;
+        snprintf(where, sizeof(where), "%s:%ld", path, ++lineno);
         if (!strncmp(line, NCQ_TRACE_MAGIC, strlen(NCQ_TRACE_MAGIC))) {
-            int ver = atoi(line + strlen(NCQ_TRACE_MAGIC));
+            int64_t ver = ncq_trace_version(line);
 
             if (ver != NCQ_TRACE_VERSION) {
-                snprintf(err, errlen, "%s:%ld: unsupported trace version %d",
-                         path, lineno, ver);
+                snprintf(err, errlen, "%s: unsupported trace version %"
+                         PRId64, where, ver);
                 goto fail;
             }
             schema = true;
@@ -163,57 +225,18 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
             header_seen = true;   /* column names */
             continue;
         }
-        nf = ncq_split(line, fld, 20);
-        if (schema) {
-            if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
-                ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
-                ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
-                ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0 ||
-                ncq_num(fld[0], &tag) < 0) {
-                snprintf(err, errlen, "%s:%ld: malformed ncq-trace record",
-                         path, lineno);
-                goto fail;
-            }
-        } else {
-            if (nf < 4 || nf > 5 || ncq_num(fld[0], &t) < 0 ||
-                ncq_parse_op(fld[1], &op) < 0 || ncq_num(fld[2], &lba) < 0 ||
-                ncq_num(fld[3], &sec) < 0 ||
-                (nf == 5 && ncq_num(fld[4], &prio) < 0)) {
-                snprintf(err, errlen, "%s:%ld: expected time_ns,op,lba,"
-                         "sectors[,prio]", path, lineno);
-                goto fail;
-            }
-        }
-        if (t < 0 || lba < 0 || sec < 0 || (op != NCQ_OP_FLUSH && sec < 1)) {
-            snprintf(err, errlen, "%s:%ld: negative or zero field", path,
-                     lineno);
+        if (ncq_reqs_grow(&v, n, &cap) < 0) {
+            snprintf(err, errlen, "%s: out of memory", path);
             goto fail;
         }
-        if (!schema && n && t < v[n - 1].t) {
-            snprintf(err, errlen, "%s:%ld: times must not decrease", path,
-                     lineno);
+        if (ncq_trace_parse_record(line, schema, &v[n], where, err,
+                                   errlen) < 0) {
             goto fail;
         }
-        if (n == cap) {
-            NcqReq *nv;
-
-            cap = cap ? cap * 2 : 1024;
-            nv = realloc(v, cap * sizeof(*v));
-            if (!nv) {
-                snprintf(err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            v = nv;
+        if (!schema && n && v[n].t < v[n - 1].t) {
+            snprintf(err, errlen, "%s: times must not decrease", where);
+            goto fail;
         }
-        v[n].t = t;
-        v[n].op = op;
-        v[n].lba = lba;
-        v[n].sectors = sec;
-        v[n].fua = fua != 0;
-        v[n].prio = prio != 0;
-        v[n].order = qlen;
-        /* the captured NCQ tag, so the replay uses the same ids */
-        v[n].tag = tag >= 0 && tag < NCQ_MAX_TAGS ? tag : -1;
         n++;
     }
     fclose(f);

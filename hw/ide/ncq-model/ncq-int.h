@@ -167,9 +167,6 @@ static inline void ncq_slot_state(NcqModel *m, NcqSlot *s,
     }
 }
 
-/* rng.c */
-uint64_t ncq_rng_next(uint64_t *state);
-
 /* layout.c */
 int ncq_layout_init(NcqModel *m, char *err, size_t errlen);
 void ncq_layout_map(const NcqModel *m, uint64_t lba, NcqPhys *ph);

@@ -453,6 +453,14 @@ void ncq_undo_save(const NcqUndo *u, uint8_t *buf);
 int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
                   size_t errlen);
 
+/*
+ * ---- generator (rng.c) ----
+ * The model's seeded generator (splitmix64), shared with tools such as
+ * ncq-sim so their workloads draw from the same sequence definition.
+ * Advances *@state and returns the next 64-bit value.
+ */
+uint64_t ncq_rng_next(uint64_t *state);
+
 /* ---- names ---- */
 /*
  * ---- numbers and durations (num.c): the one parser ----

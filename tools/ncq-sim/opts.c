@@ -1,0 +1,534 @@
+/*
+ * ncq-sim: the command line.
+ *
+ * One table names each option and the handler that reads its value.
+ * Numbers and durations go through the model library's parser
+ * (ncq_parse_uint, ncq_parse_decimal, ncq_parse_duration): decimal or 0x
+ * hex whole numbers, decimals such as "0.5", durations such as "1.5"
+ * (in the option's unit), "500us" or "2s".  No floating point.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ncq-sim.h"
+
+#define NCQ_BILLION 1000000000ULL
+/* longest time an option takes, in ns */
+#define MAX_TIME_NS 9000000000000000000LL
+
+/* A whole number, decimal or 0x hex, for option @what. */
+static long parse_long(const char *s, const char *what)
+{
+    uint64_t v;
+    int ret = ncq_parse_uint(s, strlen(s), LONG_MAX, &v);
+
+    if (ret == NCQ_ERR_RANGE) {
+        die("value too large for %s", what);
+    }
+    if (ret < 0) {
+        die("bad value for %s (expected a non-negative integer)", what);
+    }
+    return (long)v;
+}
+
+/* A duration such as "1.5" (in @bare_unit_ns), "500us" or "2s". */
+static int64_t parse_time(const char *s, int64_t bare_unit_ns,
+                          const char *what)
+{
+    int64_t ns;
+
+    if (ncq_parse_duration(s, strlen(s), bare_unit_ns, &ns) < 0 ||
+        ns > MAX_TIME_NS) {
+        die("bad value for %s (expected a non-negative number)", what);
+    }
+    return ns;
+}
+
+/* A dimensionless decimal such as "0.5", in thousandths rounded half up. */
+static int64_t parse_milli(const char *s, const char *what)
+{
+    uint64_t v4;
+
+    /* floor(x * 1000 + 0.5) == floor((floor(x * 10^4) + 5) / 10) */
+    if (ncq_parse_decimal(s, strlen(s), 4, &v4) < 0) {
+        die("bad value for %s (expected a non-negative number)", what);
+    }
+    return (int64_t)((v4 + 5) / 10);
+}
+
+/*
+ * The share of reads, "0" to "1" with up to nine decimals, as a limit on a
+ * 53-bit draw: a request is a read if the draw is below the limit, or
+ * always (no draw) for READ_ALL.  The limit is ceil(r' * 2^53), r' the
+ * ratio rounded to 53 significant bits: the same split of the draws as
+ * the earlier floating-point comparison "draw * 2^-53 < ratio".
+ */
+static bool parse_read_ratio(const char *s, uint64_t *limit)
+{
+    const uint64_t five9 = 1953125;     /* 10^9 = 2^9 * 5^9 */
+    const char *dot = strchr(s, '.');
+    uint64_t r9, q, rem;
+    unsigned j = 0, i;
+
+    if (ncq_parse_decimal(s, strlen(s), 9, &r9) < 0 || r9 > NCQ_BILLION ||
+        (r9 == NCQ_BILLION && dot && strpbrk(dot, "123456789"))) {
+        return false;
+    }
+    if (r9 == NCQ_BILLION || r9 == 0) {
+        *limit = r9 ? READ_ALL : 0;
+        return true;
+    }
+    /* r in [2^-(j+1), 2^-j): r' * 2^53 is a multiple of 2^-j */
+    while ((r9 << (j + 1)) < NCQ_BILLION) {
+        j++;
+    }
+    /* q = round(r * 2^(53 + j)) = round(r9 * 2^(44 + j) / 5^9), no ties */
+    q = r9 / five9;
+    rem = r9 % five9;
+    for (i = 0; i < 44 + j; i++) {
+        q <<= 1;
+        rem <<= 1;
+        if (rem >= five9) {
+            rem -= five9;
+            q++;
+        }
+    }
+    if (2 * rem > five9) {
+        q++;
+    }
+    *limit = (q + (1ULL << j) - 1) >> j;
+    return true;
+}
+
+static int parse_list(const char *s, uint32_t *v, int max, const char *what)
+{
+    char buf[256], *tok, *save = NULL;
+    int n = 0;
+
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            die("too many values for %s", what);
+        }
+        v[n++] = (uint32_t)parse_long(tok, what);
+    }
+    if (n == 0) {
+        die("empty list for %s", what);
+    }
+    return n;
+}
+
+/* A sector: a number, or a percentage of @cap such as "20%" or "0.5%". */
+uint64_t opts_sector(const char *s, uint64_t cap, const char *what)
+{
+    size_t l = strlen(s);
+
+    if (l && s[l - 1] == '%') {
+        uint64_t p7;    /* percent * 10^7: the share of @cap in 10^-9 */
+
+        if (ncq_parse_decimal(s, l - 1, 7, &p7) < 0 ||
+            p7 > 100 * 10000000ULL) {
+            die("bad percentage in %s", what);
+        }
+        return cap / NCQ_BILLION * p7 + cap % NCQ_BILLION * p7 / NCQ_BILLION;
+    }
+    return (uint64_t)parse_long(s, what);
+}
+
+static void parse_range(const char *s, Group *g, const char *what)
+{
+    const char *c = strchr(s, ':');
+
+    if (!c || (size_t)(c - s) >= sizeof(g->lo_s) ||
+        strlen(c + 1) >= sizeof(g->hi_s)) {
+        die("%s expects LO:HI (sectors or percent, e.g. 0:20%%)", what);
+    }
+    snprintf(g->lo_s, sizeof(g->lo_s), "%.*s", (int)(c - s), s);
+    snprintf(g->hi_s, sizeof(g->hi_s), "%s", c + 1);
+}
+
+static void usage(void)
+{
+    printf(
+"usage: ncq-sim [options]\n"
+"model:\n"
+"  --model NAME          built-in model (default st3400620as)\n"
+"  --model-file PATH     parameter file\n"
+"  --list-models         print built-in model names\n"
+"  --seed N              model and workload seed (default 1)\n"
+"  --policy P            fcfs, sstf, clook, sptf, aged-sptf\n"
+"  --aging-weight W      aged-sptf weight (dimensionless, e.g. 0.5)\n"
+"  --timeout MS          starvation time-out in ms (0 = none)\n"
+"  --prio-timeout MS     NCQ priority time-out in ms (enables priority)\n"
+"  --clustering N        in-queue clustering threshold, sectors (0 = off)\n"
+"  --write-cache on|off\n"
+"workload (closed loop):\n"
+"  --clients N           clients of the default group (default 32)\n"
+"  --lba-range LO:HI     range of the default group (sectors or %%)\n"
+"  --group N:LO:HI[:OPT...] add a client group (repeatable); OPT: prio,\n"
+"                        size=S, read=R, random, seq, stream\n"
+"  --think-ns NS         think time between a completion and the next issue\n"
+"  --host-delay-ns NS    host turnaround: a completion frees a drive slot for\n"
+"                        the host queue NS later (default 0)\n"
+"  --size S[,S...]       request size(s) in sectors (default 8)\n"
+"  --align N             LBA alignment in sectors (default 8)\n"
+"  --read-ratio R        fraction of reads (default 1)\n"
+"  --pattern random|seq|stream  random offsets, a sequential stream per\n"
+"                        client, or one stream shared by a group's clients\n"
+"                        (an asynchronous sequential reader, depth = clients)\n"
+"  --depth D             host limit on commands in the drive (default 32)\n"
+"  --count N             total requests (default 3200)\n"
+"  --duration S          stop issuing after S seconds of simulated time\n"
+"  --sweep-depth D,D...  one summary row per depth\n"
+"open loop:\n"
+"  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace\n"
+"output:\n"
+"  --trace FILE          write the per-command ncq-trace\n"
+"  --quiet               summary on one line\n");
+}
+
+static void opt_model(Opts *o, const char *arg)
+{
+    o->model = arg;
+    o->model_set = true;
+}
+
+static void opt_model_file(Opts *o, const char *arg)
+{
+    o->model_file = arg;
+}
+
+static void opt_list_models(Opts *o, const char *arg)
+{
+    printf("%s\n", ncq_params_builtin_names());
+    exit(0);
+}
+
+static void opt_seed(Opts *o, const char *arg)
+{
+    o->seed = (uint64_t)parse_long(arg, "--seed");
+    o->seed_set = true;
+}
+
+static void opt_policy(Opts *o, const char *arg)
+{
+    if (ncq_policy_from_name(arg, &o->policy) < 0) {
+        die("unknown policy '%s' (fcfs, sstf, clook, sptf, aged-sptf)", arg);
+    }
+    o->set_policy = true;
+}
+
+static void opt_aging_weight(Opts *o, const char *arg)
+{
+    o->aging_milli = (uint32_t)parse_milli(arg, "--aging-weight");
+    o->set_aw = true;
+}
+
+static void opt_timeout(Opts *o, const char *arg)
+{
+    o->timeout_ns = parse_time(arg, NCQ_NS_PER_MS, "--timeout");
+    o->set_timeout = true;
+}
+
+static void opt_prio_timeout(Opts *o, const char *arg)
+{
+    o->prio_timeout_ns = parse_time(arg, NCQ_NS_PER_MS, "--prio-timeout");
+    o->set_ptimeout = true;
+}
+
+static void opt_clustering(Opts *o, const char *arg)
+{
+    o->clustering = (uint32_t)parse_long(arg, "--clustering");
+    o->set_clust = true;
+}
+
+static void opt_write_cache(Opts *o, const char *arg)
+{
+    if (strcmp(arg, "on") && strcmp(arg, "off")) {
+        die("--write-cache expects on or off, not '%s'", arg);
+    }
+    o->write_cache = !strcmp(arg, "on");
+    o->set_wc = true;
+}
+
+static void opt_clients(Opts *o, const char *arg)
+{
+    o->def_clients = (int)parse_long(arg, "--clients");
+    if (o->def_clients < 1 || o->def_clients > 100000) {
+        die("--clients must be 1..100000%s", "");
+    }
+}
+
+static void opt_lba_range(Opts *o, const char *arg)
+{
+    parse_range(arg, &o->def, "--lba-range");
+    o->def_range_set = true;
+}
+
+/* One ":OPT" of --group. */
+static void group_option(Group *g, const char *f)
+{
+    if (!strcmp(f, "prio")) {
+        g->prio = true;
+    } else if (!strncmp(f, "size=", 5)) {
+        g->size = (uint32_t)parse_long(f + 5, "--group size");
+        if (g->size < 1 || g->size > NCQ_MAX_SECTORS) {
+            die("--group size must be 1..65536%s", "");
+        }
+    } else if (!strncmp(f, "read=", 5)) {
+        if (!parse_read_ratio(f + 5, &g->read_limit)) {
+            die("--group read= expects 0..1, not '%s'", f);
+        }
+        g->has_read = true;
+    } else if (!strcmp(f, "random")) {
+        g->pattern = 0;
+    } else if (!strcmp(f, "seq")) {
+        g->pattern = 1;
+    } else if (!strcmp(f, "stream")) {
+        g->pattern = 2;
+    } else {
+        die("--group: unknown option '%s'", f);
+    }
+}
+
+static void opt_group(Opts *o, const char *arg)
+{
+    Group *g;
+    char buf[160], *f[10], *save = NULL, *tok;
+    int nf = 0, k;
+
+    if (o->ngroups == MAX_GROUPS) {
+        die("too many --group options%s", "");
+    }
+    g = &o->group[o->ngroups++];
+    memset(g, 0, sizeof(*g));
+    g->pattern = -1;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    for (tok = strtok_r(buf, ":", &save); tok && nf < 10;
+         tok = strtok_r(NULL, ":", &save)) {
+        f[nf++] = tok;
+    }
+    if (nf < 3 || tok) {
+        die("--group expects N:LO:HI[:prio][:size=S][:read=R]"
+            "[:random|seq|stream], not '%s'", arg);
+    }
+    g->clients = (int)parse_long(f[0], "--group clients");
+    snprintf(g->lo_s, sizeof(g->lo_s), "%s", f[1]);
+    snprintf(g->hi_s, sizeof(g->hi_s), "%s", f[2]);
+    for (k = 3; k < nf; k++) {
+        group_option(g, f[k]);
+    }
+    if (g->clients < 1) {
+        die("--group needs at least one client%s", "");
+    }
+}
+
+static void opt_think_ns(Opts *o, const char *arg)
+{
+    o->think_ns = parse_long(arg, "--think-ns");
+}
+
+static void opt_host_delay_ns(Opts *o, const char *arg)
+{
+    o->host_delay_ns = parse_long(arg, "--host-delay-ns");
+}
+
+static void opt_size(Opts *o, const char *arg)
+{
+    int i;
+
+    o->nsizes = parse_list(arg, o->sizes, MAX_SIZES, "--size");
+    for (i = 0; i < o->nsizes; i++) {
+        if (o->sizes[i] < 1 || o->sizes[i] > NCQ_MAX_SECTORS) {
+            die("--size values must be 1..65536%s", "");
+        }
+    }
+}
+
+static void opt_align(Opts *o, const char *arg)
+{
+    o->align = (uint32_t)parse_long(arg, "--align");
+    if (o->align < 1) {
+        die("--align must be at least 1%s", "");
+    }
+}
+
+static void opt_read_ratio(Opts *o, const char *arg)
+{
+    if (!parse_read_ratio(arg, &o->read_limit)) {
+        die("--read-ratio expects a number in 0..1, not '%s'", arg);
+    }
+}
+
+static void opt_pattern(Opts *o, const char *arg)
+{
+    if (strcmp(arg, "random") && strcmp(arg, "seq") &&
+        strcmp(arg, "stream")) {
+        die("--pattern expects random, seq or stream, not '%s'", arg);
+    }
+    o->seq = strcmp(arg, "random") != 0;
+    o->shared = !strcmp(arg, "stream");
+}
+
+static void opt_depth(Opts *o, const char *arg)
+{
+    o->depth = (int)parse_long(arg, "--depth");
+    if (o->depth < 1 || o->depth > NCQ_MAX_TAGS) {
+        die("--depth must be 1..32%s", "");
+    }
+}
+
+static void opt_count(Opts *o, const char *arg)
+{
+    o->count = parse_long(arg, "--count");
+}
+
+static void opt_duration(Opts *o, const char *arg)
+{
+    o->duration_ns = parse_time(arg, NCQ_BILLION, "--duration");
+    o->count = 0;
+}
+
+static void opt_sweep_depth(Opts *o, const char *arg)
+{
+    uint32_t v[MAX_SWEEP];
+    int i;
+
+    o->nsweep = parse_list(arg, v, MAX_SWEEP, "--sweep-depth");
+    for (i = 0; i < o->nsweep; i++) {
+        if (v[i] < 1 || v[i] > NCQ_MAX_TAGS) {
+            die("--sweep-depth values must be 1..32%s", "");
+        }
+        o->sweep[i] = v[i];
+    }
+}
+
+static void opt_replay(Opts *o, const char *arg)
+{
+    o->replay = arg;
+}
+
+static void opt_trace(Opts *o, const char *arg)
+{
+    o->trace = arg;
+}
+
+static void opt_quiet(Opts *o, const char *arg)
+{
+    o->quiet = true;
+}
+
+static void opt_help(Opts *o, const char *arg)
+{
+    usage();
+    exit(0);
+}
+
+/* In the order getopt_long() resolves abbreviations against. */
+static const struct {
+    const char *name;
+    bool has_arg;
+    void (*fn)(Opts *o, const char *arg);
+} opt_table[] = {
+    { "model", true, opt_model },
+    { "model-file", true, opt_model_file },
+    { "list-models", false, opt_list_models },
+    { "seed", true, opt_seed },
+    { "policy", true, opt_policy },
+    { "aging-weight", true, opt_aging_weight },
+    { "timeout", true, opt_timeout },
+    { "prio-timeout", true, opt_prio_timeout },
+    { "clustering", true, opt_clustering },
+    { "write-cache", true, opt_write_cache },
+    { "clients", true, opt_clients },
+    { "lba-range", true, opt_lba_range },
+    { "group", true, opt_group },
+    { "think-ns", true, opt_think_ns },
+    { "host-delay-ns", true, opt_host_delay_ns },
+    { "size", true, opt_size },
+    { "align", true, opt_align },
+    { "read-ratio", true, opt_read_ratio },
+    { "pattern", true, opt_pattern },
+    { "depth", true, opt_depth },
+    { "count", true, opt_count },
+    { "duration", true, opt_duration },
+    { "sweep-depth", true, opt_sweep_depth },
+    { "replay", true, opt_replay },
+    { "trace", true, opt_trace },
+    { "quiet", false, opt_quiet },
+    { "help", false, opt_help },
+};
+
+#define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+/* getopt_long()'s value for opt_table[i]: clear of '?' and 'h' */
+#define OPT_VAL(i) (0x100 + (int)(i))
+
+static void opts_defaults(Opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->model = "st3400620as";
+    o->seed = 1;
+    o->sizes[0] = 8;
+    o->nsizes = 1;
+    o->align = 8;
+    o->read_limit = READ_ALL;
+    o->depth = 32;
+    o->count = 3200;
+    o->def.pattern = -1;
+    o->def_clients = 32;
+    snprintf(o->def.lo_s, sizeof(o->def.lo_s), "0");
+    snprintf(o->def.hi_s, sizeof(o->def.hi_s), "100%%");
+}
+
+/* The default group runs unless --group alone describes the clients. */
+static void opts_finish(Opts *o)
+{
+    if (o->ngroups == 0 || o->def_range_set || o->def_clients != 32) {
+        if (o->ngroups < MAX_GROUPS) {
+            o->def.clients = o->def_clients;
+            if (o->ngroups == 0 || o->def_range_set) {
+                o->group[o->ngroups++] = o->def;
+            }
+        }
+    }
+    if (o->count == 0 && o->duration_ns == 0) {
+        die("--count must be positive%s", "");
+    }
+}
+
+void opts_parse(Opts *o, int argc, char **argv)
+{
+    struct option lo[NOPTS + 1];
+    size_t i;
+    int c;
+
+    for (i = 0; i < NOPTS; i++) {
+        lo[i] = (struct option){
+            .name = opt_table[i].name,
+            .has_arg = opt_table[i].has_arg ? required_argument : no_argument,
+            .val = OPT_VAL(i),
+        };
+    }
+    lo[NOPTS] = (struct option){ 0 };
+    opts_defaults(o);
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+        if (c == 'h') {
+            opt_help(o, NULL);
+        }
+        if (c < OPT_VAL(0) || c >= OPT_VAL(NOPTS)) {
+            die("unknown option or missing value: '%s' (see --help)",
+                argv[optind - 1]);
+        }
+        opt_table[c - OPT_VAL(0)].fn(o, optarg);
+    }
+    if (optind < argc) {
+        die("unexpected argument '%s' (see --help)", argv[optind]);
+    }
+    opts_finish(o);
+}
