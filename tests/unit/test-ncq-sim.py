@@ -129,7 +129,9 @@ with tempfile.TemporaryDirectory() as d:
     for args in [['--timeout', '1e3'], ['--timeout', '5x'],
                  ['--read-ratio', '1.0000000001'], ['--read-ratio', '.5'],
                  ['--duration', '-1s'], ['--lba-range', '0:100.1%'],
-                 ['--seed', '0x'], ['--aging-weight', '1/2']]:
+                 ['--seed', '0x'], ['--aging-weight', '1/2'],
+                 # a 32-bit field refuses what it cannot hold (no wrap to 0)
+                 ['--clustering', '4294967296'], ['--align', '0x100000000']]:
         p = run(*args, ok=False)
         err = p.stderr.strip()
         # the option's last word: "range" for --lba-range

@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +21,38 @@
 /* longest time an option takes, in ns */
 #define MAX_TIME_NS 9000000000000000000LL
 
-/* A whole number, decimal or 0x hex, for option @what. */
-static long parse_long(const char *s, const char *what)
+/* A whole number up to @max, decimal or 0x hex, for option @what. */
+static uint64_t parse_uint_max(const char *s, uint64_t max, const char *what)
 {
     uint64_t v;
-    int ret = ncq_parse_uint(s, strlen(s), LONG_MAX, &v);
+    int ret = ncq_parse_uint(s, strlen(s), max, &v);
 
     if (ret == NCQ_ERR_RANGE) {
-        die("value too large for %s", what);
+        char limit[96];
+
+        snprintf(limit, sizeof(limit), "%s (at most %" PRIu64 ")", what, max);
+        die("value too large for %s", limit);
     }
     if (ret < 0) {
         die("bad value for %s (expected a non-negative integer)", what);
     }
-    return (long)v;
+    return v;
+}
+
+static long parse_long(const char *s, const char *what)
+{
+    return (long)parse_uint_max(s, LONG_MAX, what);
+}
+
+/* For a field of 32 bits: a larger value is refused, not wrapped. */
+static uint32_t parse_u32(const char *s, const char *what)
+{
+    return (uint32_t)parse_uint_max(s, UINT32_MAX, what);
+}
+
+static int parse_int(const char *s, const char *what)
+{
+    return (int)parse_uint_max(s, INT_MAX, what);
 }
 
 /* A duration such as "1.5" (in @bare_unit_ns), "500us" or "2s". */
@@ -115,7 +135,7 @@ static int parse_list(const char *s, uint32_t *v, int max, const char *what)
         if (n == max) {
             die("too many values for %s", what);
         }
-        v[n++] = (uint32_t)parse_long(tok, what);
+        v[n++] = parse_u32(tok, what);
     }
     if (n == 0) {
         die("empty list for %s", what);
@@ -243,7 +263,7 @@ static void opt_prio_timeout(Opts *o, const char *arg)
 
 static void opt_clustering(Opts *o, const char *arg)
 {
-    o->clustering = (uint32_t)parse_long(arg, "--clustering");
+    o->clustering = parse_u32(arg, "--clustering");
     o->set_clust = true;
 }
 
@@ -258,7 +278,7 @@ static void opt_write_cache(Opts *o, const char *arg)
 
 static void opt_clients(Opts *o, const char *arg)
 {
-    o->def_clients = (int)parse_long(arg, "--clients");
+    o->def_clients = parse_int(arg, "--clients");
     if (o->def_clients < 1 || o->def_clients > 100000) {
         die("--clients must be 1..100000%s", "");
     }
@@ -276,7 +296,7 @@ static void group_option(Group *g, const char *f)
     if (!strcmp(f, "prio")) {
         g->prio = true;
     } else if (!strncmp(f, "size=", 5)) {
-        g->size = (uint32_t)parse_long(f + 5, "--group size");
+        g->size = parse_u32(f + 5, "--group size");
         if (g->size < 1 || g->size > NCQ_MAX_SECTORS) {
             die("--group size must be 1..65536%s", "");
         }
@@ -317,7 +337,7 @@ static void opt_group(Opts *o, const char *arg)
         die("--group expects N:LO:HI[:prio][:size=S][:read=R]"
             "[:random|seq|stream], not '%s'", arg);
     }
-    g->clients = (int)parse_long(f[0], "--group clients");
+    g->clients = parse_int(f[0], "--group clients");
     snprintf(g->lo_s, sizeof(g->lo_s), "%s", f[1]);
     snprintf(g->hi_s, sizeof(g->hi_s), "%s", f[2]);
     for (k = 3; k < nf; k++) {
@@ -352,7 +372,7 @@ static void opt_size(Opts *o, const char *arg)
 
 static void opt_align(Opts *o, const char *arg)
 {
-    o->align = (uint32_t)parse_long(arg, "--align");
+    o->align = parse_u32(arg, "--align");
     if (o->align < 1) {
         die("--align must be at least 1%s", "");
     }
@@ -377,7 +397,7 @@ static void opt_pattern(Opts *o, const char *arg)
 
 static void opt_depth(Opts *o, const char *arg)
 {
-    o->depth = (int)parse_long(arg, "--depth");
+    o->depth = parse_int(arg, "--depth");
     if (o->depth < 1 || o->depth > NCQ_MAX_TAGS) {
         die("--depth must be 1..32%s", "");
     }
