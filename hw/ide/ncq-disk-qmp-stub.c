@@ -1,5 +1,5 @@
 /*
- * ncq-disk QMP commands when the device is not built in
+ * ncq-disk QMP commands (and HMP's entry) when the device is not built in
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -9,6 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qapi/qapi-commands-ncq-disk.h"
+#include "hw/ide/ncq-disk.h"
 
 NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
 {
@@ -51,4 +52,10 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
 {
     error_setg(errp, "ncq-disk is not built into this QEMU");
     return NULL;
+}
+
+void ncq_disk_set_text(const char *id, const char *key, const char *value,
+                       Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
 }
