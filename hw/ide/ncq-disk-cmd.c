@@ -52,8 +52,10 @@ typedef struct NcqDiskCmd {
 
 /*
  * The commands the drive treats apart from the generic IDE table; any
- * other command goes to the generic handler at once.  As in hw/ide/core.c,
- * indexed by command code (ACS-3 Table 206).
+ * other command goes to the generic handler at once.  Indexed by command
+ * code, as hw/ide/core.c's ide_cmd_table.  FLUSH CACHE EXT names no
+ * sectors, so it has no NCQ_CMD_LBA48: an error it meets reports its LBA
+ * in the 28-bit registers, as DSM's does.
  */
 static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_DSM]                   = { NCQ_OP_OTHER, NCQ_CMD_TIMED |
