@@ -355,3 +355,37 @@ def test_image_larger_than_model_is_refused(run_qemu, qemu_build, tmp_path,
     assert f"{capacity + 1} sectors" in lines[0]
     assert f"capacity of {capacity}" in lines[0]
     assert "use a smaller image or another model" in lines[0]
+
+
+# The device's own properties (the block and IDE bus ones are QEMU's)
+OWN_PROPERTIES = ["model", "model-file", "queue-depth", "policy",
+                  "starvation-timeout", "prio-timeout", "clustering", "seed",
+                  "trace", "timing", "ncq-prio", "faults", "power-loss",
+                  "x-host-wait-ms", "ver", "serial", "wwn",
+                  "discard_granularity"]
+
+
+def test_help_describes_every_property(run_qemu):
+    """-device ncq-disk,help gives each property a description with its
+    range, and defaults as a user would write them: a setting whose
+    default is the model's says so instead of printing the internal
+    'unset' value."""
+    p = run_qemu("-device", "ncq-disk,help")
+    assert p.returncode == 0, p.stderr
+    help_of = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"  ([\w-]+)=<[^>]+>\s+- (.*)$", line)
+        if m:
+            help_of[m.group(1)] = m.group(2)
+    for name in OWN_PROPERTIES:
+        assert len(help_of.get(name, "")) > 20, (name, p.stdout)
+    assert "(default: the model's)" in help_of["clustering"]
+    assert "4294967295" not in help_of["clustering"]
+    assert "0 (off) to 65536" in help_of["clustering"]
+    assert "1 to 32" in help_of["queue-depth"]
+    assert "(default: 32)" in help_of["queue-depth"]
+    for name in ("starvation-timeout", "prio-timeout"):
+        assert "0 (none) to 3600s" in help_of[name], help_of[name]
+        assert "(default: the model's)" in help_of[name]
+    assert "(default: st3400620as" in help_of["model"]
+    assert "intel-530" in help_of["model"]

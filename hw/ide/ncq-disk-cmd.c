@@ -18,58 +18,97 @@
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
-#define ATA_CMD_READ_LOG_EXT    0x2f
+/* Command codes the generic IDE core does not name */
+#define ATA_CMD_READ_LOG_EXT        0x2f
+#define ATA_CMD_READ_FPDMA_QUEUED   0x60
+#define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
 
-/* Decode a non-queued media command; false if it is none. */
-static bool ncq_disk_media_cmd(IDEState *s, uint8_t cmd, NcqCmd *mc)
+/* A sector count register of 0 means the largest count */
+#define ATA_LBA28_MAX_SECTORS       256
+#define ATA_LBA48_MAX_SECTORS       65536
+
+/* What the drive does with a command: NcqDiskCmd.flags */
+/* The model times it: busy until its deadline, then the core runs it */
+#define NCQ_CMD_TIMED       (1u << 0)
+/* It moves the sectors its LBA and count registers name */
+#define NCQ_CMD_SECTORS     (1u << 1)
+/* ...with a 48-bit LBA and a 16-bit count (the EXT commands) */
+#define NCQ_CMD_LBA48       (1u << 2)
+/* READ/WRITE FPDMA QUEUED: AHCI hands them over through ncq_submit() */
+#define NCQ_CMD_QUEUED      (1u << 3)
+/* Served by this device: READ LOG EXT (ncq-disk-log.c) */
+#define NCQ_CMD_LOG         (1u << 4)
+/* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
+#define NCQ_CMD_TRIM        (1u << 5)
+
+/* A read or write of sectors, 28-bit and 48-bit */
+#define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
+#define NCQ_CMD_MEDIA_EXT   (NCQ_CMD_MEDIA | NCQ_CMD_LBA48)
+
+typedef struct NcqDiskCmd {
+    NcqOp op;               /* what the model times */
+    unsigned flags;
+} NcqDiskCmd;
+
+/*
+ * The commands the drive treats apart from the generic IDE table; any
+ * other command goes to the generic handler at once.  Indexed by command
+ * code, as hw/ide/core.c's ide_cmd_table.  FLUSH CACHE EXT names no
+ * sectors, so it has no NCQ_CMD_LBA48: an error it meets reports its LBA
+ * in the 28-bit registers, as DSM's does.
+ */
+static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
+    [WIN_DSM]                   = { NCQ_OP_OTHER, NCQ_CMD_TIMED |
+                                                  NCQ_CMD_TRIM },
+    [WIN_READ]                  = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_READ_EXT]              = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_MULTREAD_EXT]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [ATA_CMD_READ_LOG_EXT]      = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [WIN_WRITE]                 = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_WRITE_EXT]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [WIN_WRITEDMA_EXT]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [WIN_MULTWRITE_EXT]         = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [ATA_CMD_READ_FPDMA_QUEUED] = { NCQ_OP_READ,  NCQ_CMD_QUEUED },
+    [ATA_CMD_WRITE_FPDMA_QUEUED] = { NCQ_OP_WRITE, NCQ_CMD_QUEUED },
+    [WIN_MULTREAD]              = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_MULTWRITE]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_READDMA]               = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_WRITEDMA]              = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_FLUSH_CACHE]           = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+    [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+};
+
+/*
+ * Decode a timed command for the model; false if the core must handle it
+ * at once (CHS addressing, or sectors beyond the disk: its error).
+ */
+static bool ncq_disk_decode(IDEState *s, const NcqDiskCmd *c, NcqCmd *mc)
 {
-    bool lba48 = false;
+    bool lba48 = c->flags & NCQ_CMD_LBA48;
+    uint8_t was_lba48 = s->lba48;
     uint32_t count;
 
-    *mc = (NcqCmd) { .op = NCQ_OP_READ, .id = NCQ_ID_NONQUEUED };
-    switch (cmd) {
-    case WIN_READ_EXT:
-    case WIN_READDMA_EXT:
-    case WIN_MULTREAD_EXT:
-        lba48 = true;
-        break;
-    case WIN_READ:
-    case WIN_READDMA:
-    case WIN_MULTREAD:
-        break;
-    case WIN_WRITE_EXT:
-    case WIN_WRITEDMA_EXT:
-    case WIN_MULTWRITE_EXT:
-        lba48 = true;
-        mc->op = NCQ_OP_WRITE;
-        break;
-    case WIN_WRITE:
-    case WIN_WRITEDMA:
-    case WIN_MULTWRITE:
-        mc->op = NCQ_OP_WRITE;
-        break;
-    case WIN_FLUSH_CACHE:
-    case WIN_FLUSH_CACHE_EXT:
-        mc->op = NCQ_OP_FLUSH;
+    *mc = (NcqCmd) { .op = c->op, .id = NCQ_ID_NONQUEUED };
+    if (!(c->flags & NCQ_CMD_SECTORS)) {
         return true;
-    default:
-        return false;
     }
-    if (!(s->select & (1 << 6))) {
+    if (!(s->select & ATA_DEV_LBA)) {
         return false;           /* CHS addressing: leave it to the core */
     }
+    /*
+     * The core's own reading of the LBA registers.  The command has not
+     * started, so the core has not set s->lba48 for it yet: lend it.
+     */
+    s->lba48 = lba48;
+    mc->lba = ide_get_sector(s);
+    s->lba48 = was_lba48;
     if (lba48) {
-        mc->lba = ((uint64_t)s->hob_hcyl << 40) |
-                  ((uint64_t)s->hob_lcyl << 32) |
-                  ((uint64_t)s->hob_sector << 24) |
-                  ((uint64_t)s->hcyl << 16) | (s->lcyl << 8) | s->sector;
         count = (s->hob_nsector << 8) | s->nsector;
-        mc->sectors = count ? count : 65536;
+        mc->sectors = count ? count : ATA_LBA48_MAX_SECTORS;
     } else {
-        mc->lba = ((uint64_t)(s->select & 0x0f) << 24) |
-                  ((uint64_t)s->hcyl << 16) | (s->lcyl << 8) | s->sector;
-        count = s->nsector & 0xff;
-        mc->sectors = count ? count : 256;
+        count = (uint8_t)s->nsector;
+        mc->sectors = count ? count : ATA_LBA28_MAX_SECTORS;
     }
     return mc->lba + mc->sectors <= s->nb_sectors;
 }
@@ -79,43 +118,23 @@ static bool ncq_disk_media_cmd(IDEState *s, uint8_t cmd, NcqCmd *mc)
  * DRDY|ERR, the error register, and the LBA registers naming the first
  * failing sector, as ACS asks of READ/WRITE (DMA) EXT.
  */
-static void ncq_disk_held_error(NcqDisk *d, IDEState *s, uint8_t cmd)
+static void ncq_disk_held_error(NcqDisk *d, IDEState *s, const NcqDiskCmd *c)
 {
-    switch (cmd) {
-    case WIN_READ_EXT:
-    case WIN_READDMA_EXT:
-    case WIN_MULTREAD_EXT:
-    case WIN_WRITE_EXT:
-    case WIN_WRITEDMA_EXT:
-    case WIN_MULTWRITE_EXT:
-        s->lba48 = 1;
-        break;
-    default:
-        s->lba48 = 0;
-    }
+    s->lba48 = !!(c->flags & NCQ_CMD_LBA48);
     s->status = READY_STAT | ERR_STAT;
-    s->error = d->held_error;
-    ide_set_sector(s, d->held_error_lba);
-    d->held_error = 0;
-    d->injected_errors++;
+    s->error = d->held.error;
+    ide_set_sector(s, d->held.error_lba);
+    d->held.error = 0;
+    d->count.injected_errors++;
 }
 
-bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
-                       bool *complete)
+/*
+ * A command the drive cannot take now: true (with *complete) if it is
+ * refused, false if it may run.
+ */
+static bool ncq_disk_refuse(NcqDisk *d, IDEState *s, bool *complete)
 {
-    NcqDisk *d = NCQ_DISK(dev);
-    int64_t now;
-    NcqCmd mc;
-
-    if (d->passthrough) {
-        if (d->held_error) {
-            ncq_disk_held_error(d, s, cmd);
-            *complete = true;
-            return true;
-        }
-        return false;
-    }
-    if (d->powered_off) {
+    if (d->power.off) {
         *complete = false;      /* a dead drive stays busy */
         return true;
     }
@@ -126,7 +145,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
          * non-queued command that meets queued ones, and the error being
          * reported already covers it.
          */
-        d->guest_errors++;
+        d->count.guest_errors++;
         ide_abort_command(s);
         *complete = true;
         return true;
@@ -137,29 +156,21 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = true;
         return true;
     }
-    if (cmd == ATA_CMD_READ_LOG_EXT) {
-        *complete = ncq_disk_read_log(d, s);
-        return true;
-    }
-    if (cmd == WIN_DSM && !d->dev.conf.discard_granularity) {
-        /* IDENTIFY word 169 says no TRIM: the drive knows no DSM. */
-        ide_abort_command(s);
-        *complete = true;
-        return true;
-    }
-    if (!d->timing) {
-        return false;           /* the generic handler, at once */
-    }
-    if (cmd == WIN_DSM) {
-        /*
-         * TRIM: the generic handler completes it from a bottom half, at a
-         * host-dependent point of the guest's run.  Held until the
-         * model's deadline like a media command, it completes inside the
-         * deadline's timer callback: at a virtual time.
-         */
-        mc = (NcqCmd) { .op = NCQ_OP_OTHER, .id = NCQ_ID_NONQUEUED };
-    } else if (!ncq_disk_media_cmd(s, cmd, &mc)) {
-        return false;           /* the generic handler, at once */
+    return false;
+}
+
+/*
+ * Hand a timed command to the model and hold it busy until its deadline
+ * (ncq_disk_run_held() then); false: the core runs it at once.
+ */
+static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
+                          const NcqDiskCmd *c)
+{
+    int64_t now;
+    NcqCmd mc;
+
+    if (!ncq_disk_decode(s, c, &mc)) {
+        return false;
     }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (mc.op == NCQ_OP_WRITE) {
@@ -168,10 +179,50 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     if (ncq_model_submit(d->model, &mc, now) < 0) {
         return false;
     }
-    /* Busy until the model's deadline; ncq_disk_run_held() then. */
-    d->held = true;
-    d->held_cmd = cmd;
+    d->held.active = true;
+    d->held.cmd = cmd;
     ncq_disk_arm_timer(d);
+    return true;
+}
+
+bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
+                       bool *complete)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    const NcqDiskCmd *c = &ncq_disk_cmd_table[cmd];
+
+    if (d->held.passthrough) {
+        if (d->held.error) {
+            ncq_disk_held_error(d, s, c);
+            *complete = true;
+            return true;
+        }
+        return false;
+    }
+    if (ncq_disk_refuse(d, s, complete)) {
+        return true;
+    }
+    if (c->flags & NCQ_CMD_LOG) {
+        *complete = ncq_disk_read_log(d, s);
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {
+        /* IDENTIFY word 169 says no TRIM: the drive knows no DSM. */
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    /*
+     * Queued commands never come here.  Untimed ones (all with
+     * timing=off) go to the generic handler at once.  TRIM is timed too:
+     * the generic handler completes it from a bottom half, at a
+     * host-dependent point of the guest's run; held until the model's
+     * deadline, it completes inside the deadline's timer callback.
+     */
+    if (!d->prop.timing || !(c->flags & NCQ_CMD_TIMED) ||
+        !ncq_disk_hold(d, s, cmd, c)) {
+        return false;
+    }
     *complete = false;
     return true;
 }

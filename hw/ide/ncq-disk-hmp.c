@@ -12,7 +12,7 @@
 #include "qobject/qdict.h"
 #include "monitor/hmp.h"
 #include "monitor/monitor.h"
-#include "qemu/cutils.h"
+#include "hw/ide/ncq-disk.h"
 
 static void hmp_print_ms(Monitor *mon, const char *name, int64_t ns)
 {
@@ -80,61 +80,9 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
 
 void hmp_ncq_disk_set(Monitor *mon, const QDict *qdict)
 {
-    const char *id = qdict_get_str(qdict, "id");
-    const char *key = qdict_get_str(qdict, "key");
-    const char *value = qdict_get_str(qdict, "value");
     Error *err = NULL;
-    uint64_t v = 0;
-    bool flag = false;
 
-    if (!strcmp(key, "faults")) {
-        /* "clear" removes every rule; anything else is rules to add */
-        if (!strcmp(value, "clear")) {
-            qmp_ncq_disk_fault_clear(id, false, 0, &err);
-        } else {
-            qmp_ncq_disk_fault_add(id, value, &err);
-        }
-        hmp_handle_error(mon, err);
-        return;
-    }
-    if (strcmp(key, "policy") != 0) {
-        if (!strcmp(key, "honour-prio")) {
-            flag = !strcmp(value, "on");
-            if (!flag && strcmp(value, "off")) {
-                error_setg(&err, "honour-prio takes on or off");
-            }
-        } else if (qemu_strtou64(value, NULL, 0, &v) < 0 || v > INT64_MAX) {
-            error_setg(&err, "'%s' is not a number", value);
-        }
-    }
-    if (!err) {
-        if (!strcmp(key, "policy")) {
-            qmp_ncq_disk_set(id, value, false, 0, false, 0, false, 0, false,
-                             false, false, 0, false, 0, false, false, &err);
-        } else if (!strcmp(key, "aging-weight")) {
-            qmp_ncq_disk_set(id, NULL, true, v, false, 0, false, 0, false,
-                             false, false, 0, false, 0, false, false, &err);
-        } else if (!strcmp(key, "starvation-timeout-ns")) {
-            qmp_ncq_disk_set(id, NULL, false, 0, true, v, false, 0, false,
-                             false, false, 0, false, 0, false, false, &err);
-        } else if (!strcmp(key, "prio-timeout-ns")) {
-            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, true, v, false,
-                             false, false, 0, false, 0, false, false, &err);
-        } else if (!strcmp(key, "honour-prio")) {
-            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, true,
-                             flag, false, 0, false, 0, false, false, &err);
-        } else if (!strcmp(key, "clustering")) {
-            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
-                             false, true, v, false, 0, false, false, &err);
-        } else if (!strcmp(key, "queue-depth")) {
-            qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
-                             false, false, 0, true, v, false, false, &err);
-        } else {
-            error_setg(&err, "unknown setting '%s'; use policy, "
-                       "aging-weight, starvation-timeout-ns, "
-                       "prio-timeout-ns, honour-prio, clustering, "
-                       "queue-depth or faults", key);
-        }
-    }
+    ncq_disk_set_text(qdict_get_str(qdict, "id"), qdict_get_str(qdict, "key"),
+                      qdict_get_str(qdict, "value"), &err);
     hmp_handle_error(mon, err);
 }

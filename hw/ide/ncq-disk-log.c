@@ -85,7 +85,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         if (page == ID_LOG_SATA_SETTINGS) {
             ncq_disk_id_page_header(buf, page);
             /* Current SATA settings: valid, NCQ priority information */
-            if (d->ncq_prio) {
+            if (d->prop.ncq_prio) {
                 stq_le_p(buf + 8, (1ULL << 63) | (1 << 11));
             }
             return true;

@@ -43,24 +43,24 @@ static bool ncq_disk_undo_needed(void *opaque)
 {
     NcqDisk *d = opaque;
 
-    return d->undo && ncq_undo_sectors(d->undo) > 0;
+    return d->power.undo && ncq_undo_sectors(d->power.undo) > 0;
 }
 
 static int ncq_disk_undo_pre_save(void *opaque)
 {
     NcqDisk *d = opaque;
-    size_t len = ncq_undo_save_size(d->undo);
+    size_t len = ncq_undo_save_size(d->power.undo);
 
     if (len > UINT32_MAX) {
         error_report("ncq-disk: %" PRIu64 " sectors of power-loss undo data "
                      "do not fit a migration stream; use power-loss=off",
-                     ncq_undo_sectors(d->undo));
+                     ncq_undo_sectors(d->power.undo));
         return -E2BIG;
     }
-    g_free(d->mig_undo);
-    d->mig_undo_len = len;
-    d->mig_undo = g_malloc(len);
-    ncq_undo_save(d->undo, d->mig_undo);
+    g_free(d->mig.undo);
+    d->mig.undo_len = len;
+    d->mig.undo = g_malloc(len);
+    ncq_undo_save(d->power.undo, d->mig.undo);
     return 0;
 }
 
@@ -68,8 +68,8 @@ static int ncq_disk_undo_post_save(void *opaque)
 {
     NcqDisk *d = opaque;
 
-    g_free(d->mig_undo);
-    d->mig_undo = NULL;
+    g_free(d->mig.undo);
+    d->mig.undo = NULL;
     return 0;
 }
 
@@ -79,13 +79,13 @@ static int ncq_disk_undo_post_load(void *opaque, int version_id)
     char err[256];
     int ret = 0;
 
-    if (ncq_undo_load(d->undo, d->mig_undo, d->mig_undo_len, err,
+    if (ncq_undo_load(d->power.undo, d->mig.undo, d->mig.undo_len, err,
                       sizeof(err)) < 0) {
         error_report("ncq-disk: %s", err);
         ret = -EINVAL;
     }
-    g_free(d->mig_undo);
-    d->mig_undo = NULL;
+    g_free(d->mig.undo);
+    d->mig.undo = NULL;
     return ret;
 }
 
@@ -98,9 +98,9 @@ static const VMStateDescription vmstate_ncq_disk_undo = {
     .post_save = ncq_disk_undo_post_save,
     .post_load = ncq_disk_undo_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(mig_undo_len, NcqDisk),
-        VMSTATE_VBUFFER_ALLOC_UINT32(mig_undo, NcqDisk, 1, NULL,
-                                     mig_undo_len),
+        VMSTATE_UINT32(mig.undo_len, NcqDisk),
+        VMSTATE_VBUFFER_ALLOC_UINT32(mig.undo, NcqDisk, 1, NULL,
+                                     mig.undo_len),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -110,8 +110,8 @@ static int ncq_disk_pre_load(void *opaque)
     NcqDisk *d = opaque;
 
     /* The incoming state's undo data (if any) replaces what we kept */
-    if (d->undo) {
-        ncq_undo_clear(d->undo);
+    if (d->power.undo) {
+        ncq_undo_clear(d->power.undo);
     }
     return 0;
 }
@@ -134,10 +134,10 @@ static int ncq_disk_pre_save(void *opaque)
     if (d->trace) {
         fflush(d->trace);   /* a snapshot's trace ends where its state does */
     }
-    d->mig_state_len = ncq_model_state_size(d->model);
-    g_free(d->mig_state);
-    d->mig_state = g_malloc(d->mig_state_len);
-    ncq_model_state_save(d->model, d->mig_state, d->mig_state_len);
+    d->mig.model_len = ncq_model_state_size(d->model);
+    g_free(d->mig.model);
+    d->mig.model = g_malloc(d->mig.model_len);
+    ncq_model_state_save(d->model, d->mig.model, d->mig.model_len);
     return 0;
 }
 
@@ -145,8 +145,8 @@ static int ncq_disk_post_save(void *opaque)
 {
     NcqDisk *d = opaque;
 
-    g_free(d->mig_state);
-    d->mig_state = NULL;
+    g_free(d->mig.model);
+    d->mig.model = NULL;
     return 0;
 }
 
@@ -156,7 +156,7 @@ static int ncq_disk_post_load(void *opaque, int version_id)
     char err[256];
     int i, ret = 0;
 
-    if (ncq_model_state_load(d->model, d->mig_state, d->mig_state_len,
+    if (ncq_model_state_load(d->model, d->mig.model, d->mig.model_len,
                              err, sizeof(err)) < 0) {
         error_report("ncq-disk: %s", err);
         ret = -EINVAL;
@@ -177,12 +177,12 @@ static int ncq_disk_post_load(void *opaque, int version_id)
         r->aiocb = NULL;
         r->host_done = true;
     }
-    g_free(d->mig_state);
-    d->mig_state = NULL;
+    g_free(d->mig.model);
+    d->mig.model = NULL;
     if (d->trace) {
         fflush(d->trace);   /* what ran before a loadvm stays apart */
     }
-    if (!ret && d->timing) {
+    if (!ret && d->prop.timing) {
         ncq_disk_arm_timer(d);
     }
     return ret;
@@ -229,13 +229,13 @@ const VMStateDescription vmstate_ncq_disk = {
         VMSTATE_STRUCT(errlog, NcqDisk, 1, vmstate_ncq_disk_errlog,
                        NcqDiskErrorLog),
         VMSTATE_BOOL(ncq_halted, NcqDisk),
-        VMSTATE_BOOL(held, NcqDisk),
-        VMSTATE_UINT8(held_cmd, NcqDisk),
-        VMSTATE_UINT64(guest_errors, NcqDisk),
-        VMSTATE_UINT64(host_waits, NcqDisk),
-        VMSTATE_UINT32(mig_state_len, NcqDisk),
-        VMSTATE_VBUFFER_ALLOC_UINT32(mig_state, NcqDisk, 1, NULL,
-                                     mig_state_len),
+        VMSTATE_BOOL(held.active, NcqDisk),
+        VMSTATE_UINT8(held.cmd, NcqDisk),
+        VMSTATE_UINT64(count.guest_errors, NcqDisk),
+        VMSTATE_UINT64(count.host_waits, NcqDisk),
+        VMSTATE_UINT32(mig.model_len, NcqDisk),
+        VMSTATE_VBUFFER_ALLOC_UINT32(mig.model, NcqDisk, 1, NULL,
+                                     mig.model_len),
         VMSTATE_END_OF_LIST()
     },
     .subsections = (const VMStateDescription * const []) {

@@ -1,5 +1,5 @@
 /*
- * ncq-disk QMP commands when the device is not built in
+ * ncq-disk QMP commands (and HMP's entry) when the device is not built in
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -9,10 +9,16 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qapi/qapi-commands-ncq-disk.h"
+#include "hw/ide/ncq-disk.h"
+
+static void ncq_disk_not_built(Error **errp)
+{
+    error_setg(errp, "ncq-disk is not built into this QEMU");
+}
 
 NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
     return NULL;
 }
 
@@ -26,29 +32,35 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_queue_depth, uint32_t queue_depth,
                       bool has_reset_stats, bool reset_stats, Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
 }
 
 NcqDiskFaultRuleList *qmp_query_ncq_disk_faults(const char *id, Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
     return NULL;
 }
 
 void qmp_ncq_disk_fault_add(const char *id, const char *rules, Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
 }
 
 void qmp_ncq_disk_fault_clear(const char *id, bool has_index, uint32_t index,
                               Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
 }
 
 NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
                                         bool quit, Error **errp)
 {
-    error_setg(errp, "ncq-disk is not built into this QEMU");
+    ncq_disk_not_built(errp);
     return NULL;
+}
+
+void ncq_disk_set_text(const char *id, const char *key, const char *value,
+                       Error **errp)
+{
+    ncq_disk_not_built(errp);
 }

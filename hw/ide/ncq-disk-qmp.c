@@ -87,14 +87,14 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->qom_path = object_get_canonical_path(OBJECT(d));
     info->id = g_strdup(d->dev.qdev.id);
     info->model = g_strdup(d->params->name);
-    info->timing = d->timing;
+    info->timing = d->prop.timing;
     info->policy = g_strdup(ncq_policy_name(st.policy));
     info->aging_weight = st.aging_weight_milli;
     info->starvation_timeout_ns = st.starvation_timeout_ns;
     info->prio_timeout_ns = st.prio_timeout_ns;
     info->honour_prio = st.honour_prio;
     info->clustering = st.clustering_sectors;
-    info->queue_depth = d->queue_depth;
+    info->queue_depth = d->prop.queue_depth;
     info->write_cache = st.write_cache;
 
     n = ncq_model_queue_list(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
@@ -119,8 +119,8 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->timeouts_forced = s.timeouts_forced;
     info->prio_forced = s.prio_forced;
     info->clustered = s.clustered;
-    info->guest_errors = d->guest_errors;
-    info->host_waits = d->host_waits;
+    info->guest_errors = d->count.guest_errors;
+    info->host_waits = d->count.host_waits;
     info->max_latency_ns = s.max_latency_ns;
     info->max_delay_count = s.max_delay_count;
     info->max_queue_len = s.max_queue_len;
@@ -155,6 +155,15 @@ NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
     return head;
 }
 
+/* A time-out in ns, checked as the properties' are */
+static bool ncq_disk_check_timeout_ns(const char *name, int64_t ns,
+                                      Error **errp)
+{
+    g_autofree char *text = g_strdup_printf("%" PRId64, ns);
+
+    return ncq_disk_check_timeout(name, text, ns, errp);
+}
+
 void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_aging_weight, uint32_t aging_weight,
                       bool has_starvation_timeout_ns,
@@ -173,25 +182,15 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
         return;
     }
     ncq_model_get_settings(d->model, &st);
-    if (policy && ncq_policy_from_name(policy, &st.policy) < 0) {
-        error_setg(errp, "unknown policy '%s'; use fcfs, sstf, clook, sptf "
-                   "or aged-sptf", policy);
-        return;
-    }
-    if ((has_starvation_timeout_ns && starvation_timeout_ns < 0) ||
-        (has_prio_timeout_ns && prio_timeout_ns < 0)) {
-        error_setg(errp, "time-outs must be 0 (none) or positive");
-        return;
-    }
-    if (has_queue_depth &&
-        (queue_depth < 1 || queue_depth > NCQ_DISK_MAX_DEPTH)) {
-        error_setg(errp, "queue-depth %u is out of range; use 1 to %d",
-                   queue_depth, NCQ_DISK_MAX_DEPTH);
-        return;
-    }
-    if (has_clustering && clustering > NCQ_MAX_SECTORS) {
-        error_setg(errp, "clustering %u is too large; use 0 (off) to %u "
-                   "sectors", clustering, NCQ_MAX_SECTORS);
+    if ((policy && !ncq_disk_check_policy(policy, &st.policy, errp)) ||
+        (has_starvation_timeout_ns &&
+         !ncq_disk_check_timeout_ns("starvation-timeout-ns",
+                                    starvation_timeout_ns, errp)) ||
+        (has_prio_timeout_ns &&
+         !ncq_disk_check_timeout_ns("prio-timeout-ns", prio_timeout_ns,
+                                    errp)) ||
+        (has_queue_depth && !ncq_disk_check_depth(queue_depth, errp)) ||
+        (has_clustering && !ncq_disk_check_clustering(clustering, errp))) {
         return;
     }
     if (has_aging_weight) {
@@ -215,17 +214,17 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
         error_setg(errp, "%s", err);
         return;
     }
-    if (has_queue_depth && queue_depth != d->queue_depth) {
+    if (has_queue_depth && queue_depth != d->prop.queue_depth) {
         IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
 
-        d->queue_depth = queue_depth;
+        d->prop.queue_depth = queue_depth;
         /* IDENTIFY data is built once; rebuild it with the new depth. */
         bus->ifs[d->dev.unit].identify_set = 0;
     }
     if (has_reset_stats && reset_stats) {
         ncq_model_stats_clear(d->model);
-        d->guest_errors = 0;
-        d->host_waits = 0;
+        d->count.guest_errors = 0;
+        d->count.host_waits = 0;
     }
 }
 
@@ -292,12 +291,12 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
     if (!d) {
         return NULL;
     }
-    if (!d->power_loss) {
+    if (!d->prop.power_loss) {
         error_setg(errp, "ncq-disk '%s' has power-loss=off and keeps no old "
                    "contents to lose; start it with power-loss=on", id);
         return NULL;
     }
-    if (d->powered_off) {
+    if (d->power.off) {
         error_setg(errp, "ncq-disk '%s' has no power already", id);
         return NULL;
     }
@@ -319,4 +318,92 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
         QAPI_LIST_APPEND(tail, r);
     }
     return ret;
+}
+
+/* The settings ncq_disk_set_text() takes, as HMP's ncq_disk_set names them */
+typedef enum NcqDiskKey {
+    NCQ_KEY_POLICY,
+    NCQ_KEY_AGING_WEIGHT,
+    NCQ_KEY_STARVATION_TIMEOUT,
+    NCQ_KEY_PRIO_TIMEOUT,
+    NCQ_KEY_HONOUR_PRIO,
+    NCQ_KEY_CLUSTERING,
+    NCQ_KEY_QUEUE_DEPTH,
+    NCQ_KEY_FAULTS,
+    NCQ_KEY__MAX,
+} NcqDiskKey;
+
+static const struct {
+    const char *name;
+    uint64_t max;           /* a number up to this; 0: not a number */
+} ncq_disk_keys[NCQ_KEY__MAX] = {
+    [NCQ_KEY_POLICY]             = { "policy" },
+    [NCQ_KEY_AGING_WEIGHT]       = { "aging-weight", UINT32_MAX },
+    [NCQ_KEY_STARVATION_TIMEOUT] = { "starvation-timeout-ns", INT64_MAX },
+    [NCQ_KEY_PRIO_TIMEOUT]       = { "prio-timeout-ns", INT64_MAX },
+    [NCQ_KEY_HONOUR_PRIO]        = { "honour-prio" },
+    [NCQ_KEY_CLUSTERING]         = { "clustering", UINT32_MAX },
+    [NCQ_KEY_QUEUE_DEPTH]        = { "queue-depth", UINT32_MAX },
+    [NCQ_KEY_FAULTS]             = { "faults" },
+};
+
+/* The key named @name; NCQ_KEY__MAX if none */
+static NcqDiskKey ncq_disk_key(const char *name)
+{
+    NcqDiskKey k;
+
+    for (k = 0; k < NCQ_KEY__MAX; k++) {
+        if (!strcmp(name, ncq_disk_keys[k].name)) {
+            break;
+        }
+    }
+    return k;
+}
+
+static void ncq_disk_set_faults(const char *id, const char *value,
+                                Error **errp)
+{
+    /* "clear" removes every rule; anything else is rules to add */
+    if (!strcmp(value, "clear")) {
+        qmp_ncq_disk_fault_clear(id, false, 0, errp);
+    } else {
+        qmp_ncq_disk_fault_add(id, value, errp);
+    }
+}
+
+void ncq_disk_set_text(const char *id, const char *key, const char *value,
+                       Error **errp)
+{
+    NcqDiskKey k = ncq_disk_key(key);
+    bool on = !strcmp(value, "on");
+    uint64_t v = 0;
+
+    if (k == NCQ_KEY__MAX) {
+        error_setg(errp, "unknown setting '%s'; use policy, aging-weight, "
+                   "starvation-timeout-ns, prio-timeout-ns, honour-prio, "
+                   "clustering, queue-depth or faults", key);
+        return;
+    }
+    if (k == NCQ_KEY_FAULTS) {
+        ncq_disk_set_faults(id, value, errp);
+        return;
+    }
+    if (k == NCQ_KEY_HONOUR_PRIO && !on && strcmp(value, "off")) {
+        error_setg(errp, "honour-prio takes on or off, not '%s'", value);
+        return;
+    }
+    if (ncq_disk_keys[k].max &&
+        ncq_parse_uint(value, strlen(value), ncq_disk_keys[k].max, &v) < 0) {
+        error_setg(errp, "%s takes a number from 0 to %" PRIu64 ", not '%s'",
+                   key, ncq_disk_keys[k].max, value);
+        return;
+    }
+    qmp_ncq_disk_set(id, k == NCQ_KEY_POLICY ? value : NULL,
+                     k == NCQ_KEY_AGING_WEIGHT, v,
+                     k == NCQ_KEY_STARVATION_TIMEOUT, v,
+                     k == NCQ_KEY_PRIO_TIMEOUT, v,
+                     k == NCQ_KEY_HONOUR_PRIO, on,
+                     k == NCQ_KEY_CLUSTERING, v,
+                     k == NCQ_KEY_QUEUE_DEPTH, v,
+                     false, false, errp);
 }

@@ -17,18 +17,14 @@
 #include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
-#include "qemu/memalign.h"
 #include "block/aio-wait.h"
-#include "block/block.h"
-#include "block/graph-lock.h"
 #include "system/block-backend.h"
 #include "system/dma.h"
-#include "system/runstate.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
-static IDEState *ncq_disk_state(NcqDisk *d)
+IDEState *ncq_disk_state(NcqDisk *d)
 {
     IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
 
@@ -72,7 +68,7 @@ static void ncq_disk_host_done(void *opaque, int ret)
     r->aiocb = NULL;
     r->host_done = true;
     r->host_ret = ret;
-    if (r->cmd && !r->disk->timing) {
+    if (r->cmd && !r->disk->prop.timing) {
         ncq_disk_finish(r, ret);
     }
 }
@@ -85,7 +81,7 @@ static void ncq_disk_host_done(void *opaque, int ret)
  * pointing at MMIO) never drops, as dma_aio_cancel() completes it without
  * releasing it; the guest could hang QEMU.  We wait for our callback.
  */
-static IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
+IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
 {
     NcqDisk *d = r->disk;
     IDENCQCmd *cmd = r->cmd;
@@ -119,7 +115,7 @@ static void ncq_disk_wait_expired(void *opaque)
  * with command lists mapped there too.  So after x-host-wait-ms of wall
  * time give up: cancel it (its command then fails) rather than hang QEMU.
  */
-static void ncq_disk_wait_host(NcqDiskReq *r)
+void ncq_disk_wait_host(NcqDiskReq *r)
 {
     NcqDisk *d = r->disk;
     bool expired = false;
@@ -130,13 +126,13 @@ static void ncq_disk_wait_host(NcqDiskReq *r)
     }
     t = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME, SCALE_MS,
                       ncq_disk_wait_expired, &expired);
-    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->host_wait_ms);
+    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->prop.host_wait_ms);
     AIO_WAIT_WHILE(NULL, !r->host_done && !expired);
     timer_free(t);
     if (!r->host_done) {
         warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
                     "ms (DMA to a non-RAM address?); failing its command",
-                    r - d->reqs, d->host_wait_ms);
+                    r - d->reqs, d->prop.host_wait_ms);
         blk_aio_cancel_async(r->aiocb);
         AIO_WAIT_WHILE(NULL, !r->host_done);
     }
@@ -186,7 +182,7 @@ static void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
 static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
                               uint8_t error)
 {
-    d->guest_errors++;
+    d->count.guest_errors++;
     ncq_disk_ncq_halt(d, failed, tag, error, failed ? failed->lba : 0);
 }
 
@@ -205,21 +201,8 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
     }
 }
 
-/* Power loss: below, with ncq_disk_save_undo() */
-static uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
-                                      int64_t now, uint64_t *first);
-static void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
-                               const uint8_t *buf);
-
-static void ncq_disk_undo_lost(uint64_t first, uint32_t n)
-{
-    warn_report("ncq-disk: cannot read sectors %" PRIu64 "-%" PRIu64
-                " to keep their old contents; a power cut will not "
-                "restore them", first, first + n - 1);
-}
-
 /* The command's own host I/O: its data to or from the image. */
-static void ncq_disk_host_io(NcqDiskReq *r)
+void ncq_disk_host_io(NcqDiskReq *r)
 {
     IDEState *s = ncq_disk_state(r->disk);
     IDENCQCmd *cmd = r->cmd;
@@ -236,44 +219,78 @@ static void ncq_disk_host_io(NcqDiskReq *r)
     r->aiocb = r->host_done ? NULL : acb;
 }
 
-static void ncq_disk_undo_read_done(void *opaque, int ret)
+/*
+ * A queued command the drive refuses before timing it: true if it was
+ * failed or dropped here.
+ */
+static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
 {
-    NcqDiskReq *r = opaque;
-    uint32_t n = r->undo_qiov.size / BDRV_SECTOR_SIZE;
-
-    r->aiocb = NULL;
-    if (ret < 0) {
-        ncq_disk_undo_lost(r->undo_first, n);
-    } else {
-        ncq_disk_undo_keep(r->disk, r->undo_first, n, r->undo_buf);
+    if (d->power.off) {
+        return true;            /* a dead drive answers nothing */
     }
-    qemu_vfree(r->undo_buf);
-    r->undo_buf = NULL;
-    if (!r->cmd) {
-        /* Dropped while reading: the write never reaches the image. */
-        r->host_done = true;
-        r->host_ret = ret;
-        return;
+    if (d->ncq_halted || d->aborting) {
+        /*
+         * Until log 10h is read, queued commands are aborted; so are
+         * those that arrive while the queue is being dropped.
+         */
+        cmd->complete(cmd, ABRT_ERR);
+        return true;
     }
-    ncq_disk_host_io(r);
+    if (cmd->tag >= d->prop.queue_depth) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
+        return true;
+    }
+    if (cmd->lba + cmd->sector_count > s->nb_sectors) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ID_ERR);
+        return true;
+    }
+    if (d->reqs[cmd->tag].cmd) {
+        /* AHCI reports active tags through ncq_error(); be safe anyway. */
+        ncq_disk_ncq_fail(d, NULL, cmd->tag, ABRT_ERR);
+        cmd->complete(cmd, ABRT_ERR);
+        return true;
+    }
+    return false;
 }
 
 /*
- * A queued write whose sectors' old contents must be kept first: read
- * them as part of its host I/O, so the vCPU does not wait for the read.
- * Nothing can overwrite them meanwhile: an overlapping write waits for
- * this one (ncq_disk_undo_prepare()), and the guest's own data goes to
- * the image only after the read.
+ * Hand a queued command to the model; false if it failed.  A write's
+ * sectors whose old contents must be kept first: *undo_first, *undo_n.
  */
-static void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n)
+static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
+                              int64_t now, uint64_t *undo_first,
+                              uint32_t *undo_n)
 {
-    IDEState *s = ncq_disk_state(r->disk);
+    NcqCmd mc = {
+        .id = cmd->tag,
+        .op = cmd->is_write ? NCQ_OP_WRITE : NCQ_OP_READ,
+        .lba = cmd->lba,
+        .sectors = cmd->sector_count,
+        .fua = cmd->fua,
+        .prio = cmd->prio,
+        .queued = true,
+    };
+    int ret;
 
-    r->undo_first = first;
-    r->undo_buf = blk_blockalign(s->blk, n * BDRV_SECTOR_SIZE);
-    qemu_iovec_init_buf(&r->undo_qiov, r->undo_buf, n * BDRV_SECTOR_SIZE);
-    r->aiocb = blk_aio_preadv(s->blk, first * BDRV_SECTOR_SIZE,
-                              &r->undo_qiov, 0, ncq_disk_undo_read_done, r);
+    ncq_disk_sync_write_cache(d, s);
+    if (cmd->is_write) {
+        uint32_t gen = d->queue_gen;
+
+        *undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count, now,
+                                        undo_first);
+        if (d->queue_gen != gen) {
+            /* It waited for a write, and the queue was dropped. */
+            cmd->complete(cmd, ABRT_ERR);
+            return false;
+        }
+    }
+    ret = ncq_model_submit(d->model, &mc, now);
+    if (ret < 0) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag,
+                          ret == NCQ_ERR_RANGE ? ID_ERR : ABRT_ERR);
+        return false;
+    }
+    return true;
 }
 
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
@@ -282,70 +299,19 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     IDEState *s = ncq_disk_state(d);
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     NcqDiskReq *r;
-    NcqCmd mc;
     uint64_t undo_first = 0;
     uint32_t undo_n = 0;
-    int ret;
 
     trace_ncq_disk_submit(d, cmd->tag, cmd->is_write, cmd->lba,
                           cmd->sector_count, cmd->fua, cmd->prio, now);
-    if (d->powered_off) {
-        return;                 /* a dead drive answers nothing */
-    }
-    if (d->ncq_halted || d->aborting) {
-        /*
-         * Until log 10h is read, queued commands are aborted; so are
-         * those that arrive while the queue is being dropped.
-         */
-        cmd->complete(cmd, ABRT_ERR);
+    if (ncq_disk_ncq_refuse(d, s, cmd)) {
         return;
     }
-    if (cmd->tag >= d->queue_depth) {
-        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
-        return;
-    }
-    if (cmd->lba + cmd->sector_count > s->nb_sectors) {
-        ncq_disk_ncq_fail(d, cmd, cmd->tag, ID_ERR);
+    if (d->prop.timing &&
+        !ncq_disk_ncq_time(d, s, cmd, now, &undo_first, &undo_n)) {
         return;
     }
     r = &d->reqs[cmd->tag];
-    if (r->cmd) {
-        /* AHCI reports active tags through ncq_error(); be safe anyway. */
-        ncq_disk_ncq_fail(d, NULL, cmd->tag, ABRT_ERR);
-        cmd->complete(cmd, ABRT_ERR);
-        return;
-    }
-
-    if (d->timing) {
-        ncq_disk_sync_write_cache(d, s);
-        if (cmd->is_write) {
-            uint32_t gen = d->queue_gen;
-
-            undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count,
-                                           now, &undo_first);
-            if (d->queue_gen != gen) {
-                /* It waited for a write, and the queue was dropped. */
-                cmd->complete(cmd, ABRT_ERR);
-                return;
-            }
-        }
-        mc = (NcqCmd) {
-            .id = cmd->tag,
-            .op = cmd->is_write ? NCQ_OP_WRITE : NCQ_OP_READ,
-            .lba = cmd->lba,
-            .sectors = cmd->sector_count,
-            .fua = cmd->fua,
-            .prio = cmd->prio,
-            .queued = true,
-        };
-        ret = ncq_model_submit(d->model, &mc, now);
-        if (ret < 0) {
-            ncq_disk_ncq_fail(d, cmd, cmd->tag,
-                              ret == NCQ_ERR_RANGE ? ID_ERR : ABRT_ERR);
-            return;
-        }
-    }
-
     r->cmd = cmd;
     r->host_done = false;
     r->host_ret = 0;
@@ -354,7 +320,7 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     } else {
         ncq_disk_host_io(r);
     }
-    if (d->timing) {
+    if (d->prop.timing) {
         ncq_disk_arm_timer(d);
     }
 }
@@ -391,9 +357,9 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
  */
 static void ncq_disk_finish_held(NcqDisk *d)
 {
-    if (d->held &&
+    if (d->held.active &&
         ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
-        d->held = false;        /* an injected hang: it never ran */
+        d->held.active = false;        /* an injected hang: it never ran */
     }
     ncq_disk_run_held(d);
 }
@@ -440,81 +406,105 @@ static uint8_t ncq_disk_fault_error(int fault)
     }
 }
 
+/* What the timer callback does after one completion */
+typedef enum NcqDiskNext {
+    NCQ_DISK_NEXT,          /* on to the next completion */
+    NCQ_DISK_VOID,          /* the queue was dropped: the rest are void */
+    NCQ_DISK_OFF,           /* the power was cut: stop */
+} NcqDiskNext;
+
+/* The held non-queued command's deadline */
+static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
+{
+    if (d->trace) {
+        ncq_trace_record(d->trace, c);
+    }
+    if (c->fault == NCQ_FAULT_POWERCUT) {
+        ncq_disk_power_cut(d, true, NULL, NULL);
+        return NCQ_DISK_OFF;
+    }
+    d->held.error = ncq_disk_fault_error(c->fault);
+    d->held.error_lba = c->fault_lba;
+    ncq_disk_run_held(d);
+    return NCQ_DISK_NEXT;
+}
+
+/* A queued command's deadline: complete it once its host I/O is done. */
+static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
+{
+    NcqDiskReq *r;
+
+    if (c->id >= NCQ_DISK_MAX_DEPTH) {
+        return NCQ_DISK_NEXT;
+    }
+    r = &d->reqs[c->id];
+    if (!r->cmd) {
+        return NCQ_DISK_NEXT;
+    }
+    if (!r->host_done) {
+        uint32_t gen = d->queue_gen;
+
+        /* Virtual time stands still while we wait. */
+        d->count.host_waits++;
+        ncq_disk_wait_host(r);
+        if (d->queue_gen != gen) {
+            /*
+             * The wait ran AHCI's command fetch, and a command made the
+             * drive drop its queue: the other completions are void.
+             */
+            return NCQ_DISK_VOID;
+        }
+    }
+    trace_ncq_disk_complete(d, c->id, c->lba, c->sectors, c->arrival_ns,
+                            c->dispatch_ns, c->complete_ns, c->delay_count,
+                            ncq_reason_name(c->reason));
+    if (d->trace) {
+        ncq_trace_record(d->trace, c);
+    }
+    if (c->fault == NCQ_FAULT_POWERCUT) {
+        ncq_disk_power_cut(d, true, NULL, NULL);
+        return NCQ_DISK_OFF;
+    }
+    if (ncq_disk_fault_error(c->fault)) {
+        IDENCQCmd *cmd = r->cmd;
+
+        /* What a drive reports for a media error (docs/faults.md) */
+        r->cmd = NULL;
+        d->count.injected_errors++;
+        ncq_disk_ncq_halt(d, cmd, c->id, ncq_disk_fault_error(c->fault),
+                          c->fault_lba);
+        return NCQ_DISK_NEXT;
+    }
+    ncq_disk_finish(r, r->host_ret);
+    return NCQ_DISK_NEXT;
+}
+
 static void ncq_disk_timer_cb(void *opaque)
 {
     NcqDisk *d = opaque;
     NcqCompletion done[NCQ_DISK_MAX_DEPTH + 1];
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    NcqDiskNext next;
     int i, n;
 
     do {
         n = ncq_model_advance(d->model, now, done, ARRAY_SIZE(done));
         for (i = 0; i < n; i++) {
             NcqCompletion *c = &done[i];
-            NcqDiskReq *r;
 
             if (c->fault) {
                 trace_ncq_disk_fault(d, c->queued ? c->id : NCQ_ID_NONQUEUED,
                                      ncq_fault_kind_name(c->fault),
                                      c->fault_lba);
             }
-            if (!c->queued) {
-                if (d->trace) {
-                    ncq_trace_record(d->trace, c);
-                }
-                if (c->fault == NCQ_FAULT_POWERCUT) {
-                    ncq_disk_power_cut(d, true, NULL, NULL);
-                    return;
-                }
-                d->held_error = ncq_disk_fault_error(c->fault);
-                d->held_error_lba = c->fault_lba;
-                ncq_disk_run_held(d);
-                continue;
-            }
-            if (c->id >= NCQ_DISK_MAX_DEPTH) {
-                continue;
-            }
-            r = &d->reqs[c->id];
-            if (!r->cmd) {
-                continue;
-            }
-            if (!r->host_done) {
-                uint32_t gen = d->queue_gen;
-
-                /* Virtual time stands still while we wait. */
-                d->host_waits++;
-                ncq_disk_wait_host(r);
-                if (d->queue_gen != gen) {
-                    /*
-                     * The wait ran AHCI's command fetch, and a command
-                     * made the drive drop its queue: done[] is void.
-                     */
-                    break;
-                }
-            }
-            trace_ncq_disk_complete(d, c->id, c->lba, c->sectors,
-                                    c->arrival_ns, c->dispatch_ns,
-                                    c->complete_ns, c->delay_count,
-                                    ncq_reason_name(c->reason));
-            if (d->trace) {
-                ncq_trace_record(d->trace, c);
-            }
-            if (c->fault == NCQ_FAULT_POWERCUT) {
-                ncq_disk_power_cut(d, true, NULL, NULL);
+            next = c->queued ? ncq_disk_complete_queued(d, c) :
+                               ncq_disk_complete_held(d, c);
+            if (next == NCQ_DISK_OFF) {
                 return;
             }
-            if (ncq_disk_fault_error(c->fault)) {
-                IDENCQCmd *cmd = r->cmd;
-
-                /* What a drive reports for a media error (docs/faults.md) */
-                r->cmd = NULL;
-                d->injected_errors++;
-                ncq_disk_ncq_halt(d, cmd, c->id,
-                                  ncq_disk_fault_error(c->fault),
-                                  c->fault_lba);
-                continue;
+            if (next == NCQ_DISK_VOID) {
+                break;
             }
-            ncq_disk_finish(r, r->host_ret);
         }
     } while (n == ARRAY_SIZE(done));
     ncq_disk_arm_timer(d);
@@ -528,14 +518,14 @@ void ncq_disk_run_held(NcqDisk *d)
 {
     IDEState *s = ncq_disk_state(d);
 
-    if (!d->held) {
+    if (!d->held.active) {
         return;
     }
-    d->held = false;
+    d->held.active = false;
     s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
-    d->passthrough = true;
-    ide_bus_exec_cmd(s->bus, d->held_cmd);
-    d->passthrough = false;
+    d->held.passthrough = true;
+    ide_bus_exec_cmd(s->bus, d->held.cmd);
+    d->held.passthrough = false;
     blk_drain(s->blk);
     /*
      * A PIO write moves one block per request, the next one submitted by
@@ -553,8 +543,6 @@ void ncq_disk_queue_init(NcqDisk *d)
         d->reqs[i].disk = d;
     }
     d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_timer_cb, d);
-    d->undo = ncq_undo_new();
-    d->undo_prune_at = 0;       /* the first prune sets the real bound */
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
@@ -563,165 +551,5 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
         timer_free(d->timer);
         d->timer = NULL;
     }
-    ncq_undo_free(d->undo);
-    d->undo = NULL;
 }
 
-/*
- * Power loss.  The device writes guest data to the image at once, but a
- * drive with a write cache keeps it in volatile memory until it destages
- * it.  So before a write reaches the image, the old contents of its
- * sectors are kept (the model library's undo store, as extents) unless
- * they are kept already for data the drive still holds; when power is
- * cut, the sectors the model says never reached the media
- * (ncq_model_volatile()) get their old contents back.  Kept data for
- * sectors that did reach the media is stale: dropped when they are
- * written again and pruned when the store has doubled.
- */
-
-/*
- * Before a write of [lba, lba + n) reaches the image: say which of its
- * sectors (*first, return value: count; 0 for none) need their old
- * contents read and kept.
- */
-static uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
-                                      int64_t now, uint64_t *first)
-{
-    NcqRange v[NCQ_MAX_VOLATILE];
-    int nv, i;
-
-    if (!d->power_loss || !d->undo) {
-        return 0;
-    }
-    /* A write in flight to these sectors lands first: no race with it. */
-    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
-        NcqDiskReq *r = &d->reqs[i];
-
-        if (r->cmd && r->cmd->is_write && !r->host_done &&
-            r->cmd->lba < lba + n && lba < r->cmd->lba + r->cmd->sector_count) {
-            ncq_disk_wait_host(r);
-        }
-    }
-    /* The caller's time: the model must not run past the submit's */
-    nv = ncq_model_volatile(d->model, now, v, ARRAY_SIZE(v));
-    if (nv <= 0) {
-        ncq_undo_clear(d->undo);
-        nv = 0;
-    } else if (ncq_undo_sectors(d->undo) > d->undo_prune_at) {
-        /*
-         * Prune when the store has doubled since the last time (or
-         * outgrown twice the write cache): each kept sector is then
-         * visited O(1) times, however many queued writes keep theirs.
-         */
-        uint64_t floor = 2 * ((uint64_t)d->params->write_cache_sectors +
-                              NCQ_MAX_SECTORS);
-
-        ncq_undo_prune(d->undo, v, nv);
-        d->undo_prune_at = MAX(floor, 2 * ncq_undo_sectors(d->undo));
-    }
-    return ncq_undo_prepare(d->undo, lba, n, v, nv, first);
-}
-
-/* Keep the old contents @buf of [first, first + n) where none are kept. */
-static void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
-                               const uint8_t *buf)
-{
-    if (ncq_undo_keep(d->undo, first, n, buf) < 0) {
-        ncq_disk_undo_lost(first, n);
-    }
-}
-
-/* For a non-queued write: read and keep the old contents at once. */
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
-{
-    IDEState *s = ncq_disk_state(d);
-    g_autofree uint8_t *buf = NULL;
-    uint64_t first;
-    uint32_t count = ncq_disk_undo_prepare(d, lba, n, now, &first);
-
-    if (!count) {
-        return;
-    }
-    buf = g_malloc(count * BDRV_SECTOR_SIZE);
-    if (blk_pread(s->blk, first * BDRV_SECTOR_SIZE,
-                  count * BDRV_SECTOR_SIZE, buf, 0) < 0) {
-        ncq_disk_undo_lost(first, count);
-        return;
-    }
-    ncq_disk_undo_keep(d, first, count, buf);
-}
-
-/*
- * After an incoming migration QEMU leaves the image inactive until the VM
- * runs (or blockdev-set-active); a power cut then could not restore it.
- */
-bool ncq_disk_image_inactive(NcqDisk *d)
-{
-    BlockDriverState *bs = blk_bs(ncq_disk_state(d)->blk);
-
-    GRAPH_RDLOCK_GUARD_MAINLOOP();
-    return bs && bdrv_is_inactive(bs);
-}
-
-/* Give kept sectors their old contents back (a power cut). */
-static int ncq_disk_restore(void *opaque, uint64_t lba, uint64_t n,
-                            const uint8_t *data)
-{
-    BlockBackend *blk = opaque;
-
-    if (blk_pwrite(blk, lba * BDRV_SECTOR_SIZE, n * BDRV_SECTOR_SIZE, data,
-                   0) < 0) {
-        warn_report("ncq-disk: power cut: cannot restore sectors %" PRIu64
-                    "-%" PRIu64, lba, lba + n - 1);
-    }
-    return 0;
-}
-
-uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
-                            int *nlost)
-{
-    IDEState *s = ncq_disk_state(d);
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    NcqRange v[NCQ_MAX_VOLATILE];
-    uint64_t sectors = 0;
-    int nv = 0, i;
-
-    d->powered_off = true;
-    d->queue_gen++;
-    /* Freeze the machine: nothing it does from now on reaches the disk. */
-    vm_stop(RUN_STATE_SHUTDOWN);
-    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
-        if (d->reqs[i].cmd) {
-            ncq_disk_drop(&d->reqs[i]);
-        }
-    }
-    d->held = false;
-    blk_drain(s->blk);
-    timer_del(d->timer);
-    if (d->timing) {
-        nv = ncq_model_volatile(d->model, now, v, ARRAY_SIZE(v));
-        nv = MAX(nv, 0);
-        ncq_model_power_loss(d->model, now);
-    }
-    for (i = 0; i < nv; i++) {
-        sectors += v[i].sectors;
-        if (lost) {
-            lost[i] = v[i];
-        }
-    }
-    if (nlost) {
-        *nlost = nv;
-    }
-    ncq_undo_foreach(d->undo, v, nv, ncq_disk_restore, s->blk);
-    ncq_undo_clear(d->undo);
-    blk_flush(s->blk);
-    trace_ncq_disk_power_cut(d, sectors, nv);
-    /* A fault rule may cut the power with no one asking: say what it did */
-    info_report("ncq-disk %s: power cut; %" PRIu64 " sectors in %d ranges "
-                "never reached the media", d->dev.qdev.id ? d->dev.qdev.id :
-                "(no id)", sectors, nv);
-    if (quit) {
-        qemu_system_shutdown_request(SHUTDOWN_CAUSE_HOST_QMP_QUIT);
-    }
-    return sectors;
-}

@@ -14,6 +14,8 @@
 #include "qemu/bswap.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
+#include "qobject/qnum.h"
+#include "qobject/qstring.h"
 #include "hw/ide/ncq-model.h"
 
 #define DISK_SECTORS   (64 * 1024 * 2)     /* 64 MiB image */
@@ -1939,6 +1941,148 @@ static void test_trim_ssd_held_then_done(void)
     unlink(path);
 }
 
+/*
+ * Non-queued media commands reach the model decoded from their registers
+ * as the IDE core reads them: held busy in the drive's queue (tag 32)
+ * with that LBA and count until the model's deadline.
+ */
+static void test_nonqueued_decoded(void)
+{
+    static const struct {
+        uint8_t cmd;
+        uint64_t lba;           /* LBA28 commands: bits 24-27 too */
+        size_t sectors;         /* a count register of 0: 256 for LBA28 */
+        const char *op;
+    } c[] = {
+        { CMD_READ_DMA, 0x5000123, 256, "R" },
+        { CMD_READ_DMA_EXT, 0x6000456, 8, "R" },
+        { CMD_WRITE_DMA, 0x7000789, 16, "W" },
+        { CMD_WRITE_DMA_EXT, 0x8000abc, 1, "W" },
+        { CMD_READ_PIO, 0x9000def, 4, "R" },
+        { CMD_FLUSH_CACHE, 0, 0, "F" },
+    };
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(big_img_path, NULL, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 256 * 512);
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(c); i++) {
+        AHCICommand *cmd = ahci_command_create(c[i].cmd);
+        QDict *info, *e;
+        QList *queue;
+
+        if (c[i].sectors) {
+            ahci_command_adjust(cmd, c[i].lba, gbuf, c[i].sectors * 512, 0);
+        }
+        ahci_command_commit(ahci, cmd, port);
+        ahci_command_issue_async(ahci, cmd);
+        info = query_disk(ahci);
+        queue = qdict_get_qlist(info, "queue");
+        g_assert_cmpint(qlist_size(queue), ==, 1);
+        e = qobject_to(QDict, qlist_peek(queue));
+        g_assert_cmpint(qdict_get_int(e, "tag"), ==, NCQ_ID_NONQUEUED);
+        g_assert_cmpstr(qdict_get_str(e, "op"), ==, c[i].op);
+        g_assert_cmphex(qdict_get_int(e, "lba"), ==, c[i].lba);
+        g_assert_cmpint(qdict_get_int(e, "sectors"), ==, c[i].sectors);
+        qobject_unref(info);
+        ncq_wait(ahci, port, cmd);
+        ahci_command_verify(ahci, cmd);
+        ahci_command_free(cmd);
+    }
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/* ncq-disk-set with one argument; the error's text, or NULL */
+static char *ncq_set(QTestState *qts, const char *key, QObject *value)
+{
+    QDict *args = qdict_new();
+    QDict *rsp;
+    char *err = NULL;
+
+    qdict_put_str(args, "id", "disk0");
+    qdict_put_obj(args, key, value);
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-set', 'arguments': %p }",
+                    args);
+    if (qdict_haskey(rsp, "error")) {
+        err = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
+    }
+    qobject_unref(rsp);
+    return err;
+}
+
+/*
+ * ncq-disk-set and HMP's ncq_disk_set check settings as the properties
+ * do, with the same messages; HMP reads numbers as model files do.
+ */
+static void test_set_checks(void)
+{
+    static const struct {
+        const char *key;
+        int64_t value;
+        const char *error;
+    } bad[] = {
+        { "starvation-timeout-ns", 3600000000001LL,
+          "starvation-timeout-ns='3600000000001' is too long; use at most "
+          "3600s" },
+        { "prio-timeout-ns", -1, "prio-timeout-ns='-1' is negative" },
+        { "queue-depth", 33, "queue-depth=33 is out of range; use 1 to 32" },
+        { "clustering", 65537, "clustering=65537 is too large; use 0 (off) "
+          "to 65536 sectors" },
+    };
+    static const struct {
+        const char *cmd;
+        const char *error;
+    } hmp_bad[] = {
+        { "ncq_disk_set disk0 clustering 4294967296",
+          "clustering takes a number from 0 to 4294967295, not '4294967296'" },
+        { "ncq_disk_set disk0 aging-weight -1",
+          "aging-weight takes a number from 0 to 4294967295, not '-1'" },
+        { "ncq_disk_set disk0 queue-depth 0",
+          "queue-depth=0 is out of range; use 1 to 32" },
+        { "ncq_disk_set disk0 honour-prio yes",
+          "honour-prio takes on or off, not 'yes'" },
+        { "ncq_disk_set disk0 policy lifo", "unknown policy 'lifo'; use "
+          "fcfs, sstf, clook, sptf or aged-sptf" },
+        { "ncq_disk_set disk0 depth 8", "unknown setting 'depth'" },
+    };
+    AHCIQState *ahci = ncq_boot(NULL);
+    QTestState *qts = ahci->parent->qts;
+    QDict *info;
+    char *out;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        out = ncq_set(qts, bad[i].key, QOBJECT(qnum_from_int(bad[i].value)));
+        g_assert(out && strstr(out, bad[i].error));
+        g_free(out);
+    }
+    out = ncq_set(qts, "policy", QOBJECT(qstring_from_str("lifo")));
+    g_assert_cmpstr(out, ==, "unknown policy 'lifo'; use fcfs, sstf, "
+                    "clook, sptf or aged-sptf");
+    g_free(out);
+    g_assert_null(ncq_set(qts, "starvation-timeout-ns",
+                          QOBJECT(qnum_from_int(NCQ_MAX_TIMEOUT_NS))));
+    for (i = 0; i < ARRAY_SIZE(hmp_bad); i++) {
+        out = qtest_hmp(qts, "%s", hmp_bad[i].cmd);
+        g_assert(strstr(out, hmp_bad[i].error));
+        g_free(out);
+    }
+    out = qtest_hmp(qts, "ncq_disk_set disk0 aging-weight 0x20");
+    g_assert_cmpstr(out, ==, "");
+    g_free(out);
+    out = qtest_hmp(qts, "ncq_disk_set disk0 prio-timeout-ns 2500000");
+    g_assert_cmpstr(out, ==, "");
+    g_free(out);
+    info = query_disk(ahci);
+    g_assert_cmpint(qdict_get_int(info, "aging-weight"), ==, 32);
+    g_assert_cmpint(qdict_get_int(info, "prio-timeout-ns"), ==, 2500000);
+    g_assert_cmpint(qdict_get_int(info, "starvation-timeout-ns"), ==,
+                    NCQ_MAX_TIMEOUT_NS);
+    qobject_unref(info);
+    ncq_shutdown(ahci);
+}
+
 int main(int argc, char **argv)
 {
     int fd, ret;
@@ -2039,6 +2183,8 @@ int main(int argc, char **argv)
         test_port_restart_during_pio_write);
     qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
                    test_trim_ssd_held_then_done);
+    qtest_add_func("/ncq-disk/nonqueued/decoded", test_nonqueued_decoded);
+    qtest_add_func("/ncq-disk/qmp/set-checks", test_set_checks);
 
     ret = g_test_run();
     unlink(img_path);

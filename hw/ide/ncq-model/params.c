@@ -399,8 +399,8 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
                     "cylinders", p->name);
             }
         }
-        if (p->starvation_timeout_ns > 3600000000000LL ||
-            p->prio_timeout_ns > 3600000000000LL) {
+        if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
+            p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
             BAD("%s: time-outs must be within an hour", p->name);
         }
     }

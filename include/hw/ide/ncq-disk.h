@@ -20,7 +20,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 
 #define NCQ_DISK_MAX_DEPTH      32
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
-#define NCQ_DISK_UNSET          UINT32_MAX
+#define NCQ_DISK_UNSET          UINT32_MAX  /* clustering: the model's */
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
 
 /* One NCQ tag's command while the drive holds it. */
@@ -48,13 +48,14 @@ typedef struct NcqDiskErrorLog {
     uint32_t count;
 } NcqDiskErrorLog;
 
-struct NcqDisk {
-    IDEDevice dev;
-
-    /* properties */
+/*
+ * The properties, as the user gave them (ncq-disk.c checks them in
+ * realize).  A NULL string or NCQ_DISK_UNSET leaves the model's value.
+ */
+typedef struct NcqDiskProps {
     char *model_name;
     char *model_file;
-    uint32_t queue_depth;
+    uint32_t queue_depth;   /* ncq-disk-set may change it while running */
     char *policy;
     char *starvation_timeout;
     char *prio_timeout;
@@ -63,35 +64,73 @@ struct NcqDisk {
     char *trace_path;
     bool timing;
     bool ncq_prio;
+    char *faults;           /* fault rules (docs/faults.md) */
+    bool power_loss;        /* keep old contents for power cuts */
+    uint32_t host_wait_ms;  /* give up on a stuck host I/O */
+} NcqDiskProps;
 
+/* The non-queued command the drive holds busy until its deadline */
+typedef struct NcqDiskHeld {
+    bool active;
+    uint8_t cmd;            /* its ATA command code */
+    bool passthrough;       /* it is running through the generic handler */
+    uint8_t error;          /* it fails with this error register (0: ok) */
+    uint64_t error_lba;     /* at this sector */
+} NcqDiskHeld;
+
+/* Power loss (ncq-disk-power.c, docs/faults.md) */
+typedef struct NcqDiskPower {
+    NcqUndo *undo;          /* old contents a power cut gives back */
+    uint64_t prune_at;      /* undo table size that triggers a prune */
+    bool off;               /* power cut: the drive answers nothing */
+} NcqDiskPower;
+
+/* Counters of the device (the model counts the commands it timed) */
+typedef struct NcqDiskCounters {
+    uint64_t guest_errors;      /* commands failed for the guest's mistakes */
+    uint64_t injected_errors;   /* commands failed by fault rules */
+    uint64_t host_waits;        /* deadlines that had to wait for host I/O */
+} NcqDiskCounters;
+
+/* ncq-disk-migrate.c: blobs that exist only while state is saved/loaded */
+typedef struct NcqDiskMigState {
+    uint8_t *model;         /* the model's state (ncq_model_state_save) */
+    uint32_t model_len;
+    uint8_t *undo;          /* the undo store (ncq_undo_save) */
+    uint32_t undo_len;
+} NcqDiskMigState;
+
+struct NcqDisk {
+    IDEDevice dev;
+    NcqDiskProps prop;
+
+    /* The model the properties chose (realize) */
     NcqParams *params;
     NcqModel *model;
-    QEMUTimer *timer;
     FILE *trace;
+
+    /* The queue (ncq-disk-queue.c) */
+    QEMUTimer *timer;       /* the model's next deadline */
     NcqDiskReq reqs[NCQ_DISK_MAX_DEPTH];
     NcqDiskErrorLog errlog;
     bool ncq_halted;        /* NCQ error reported, log 10h not read yet */
     bool aborting;          /* dropping the queue: waiting for host I/O */
     uint32_t queue_gen;     /* bumped when the queue is dropped */
-    bool held;              /* a non-queued command waits for its deadline */
-    uint8_t held_cmd;
-    bool passthrough;       /* re-executing the held command */
-    uint64_t guest_errors;  /* commands failed for the guest's mistakes */
-    char *faults;           /* property: fault rules (docs/faults.md) */
-    bool power_loss;        /* property: keep old contents for power cuts */
-    uint32_t host_wait_ms;  /* property: give up on a stuck host I/O */
-    uint64_t injected_errors;   /* commands failed by fault rules */
-    uint8_t held_error;     /* the held command fails with this error */
-    uint64_t held_error_lba;
-    NcqUndo *undo;          /* old contents a power cut gives back */
-    uint64_t undo_prune_at; /* table size that triggers the next prune */
-    bool powered_off;       /* power cut: the drive answers nothing */
-    uint64_t host_waits;    /* deadlines that had to wait for host I/O */
-    uint8_t *mig_state;     /* migration: the model's state blob */
-    uint32_t mig_state_len;
-    uint8_t *mig_undo;      /* migration: the undo store (ncq_undo_save) */
-    uint32_t mig_undo_len;
+
+    NcqDiskHeld held;
+    NcqDiskPower power;
+    NcqDiskCounters count;
+    NcqDiskMigState mig;
 };
+
+/* ncq-disk.c: checks shared by properties and QMP, one message each */
+bool ncq_disk_check_policy(const char *name, NcqPolicy *policy,
+                           Error **errp);
+bool ncq_disk_check_depth(uint32_t depth, Error **errp);
+bool ncq_disk_check_clustering(uint32_t sectors, Error **errp);
+bool ncq_disk_check_timeout(const char *prop, const char *text, int64_t ns,
+                            Error **errp);
+bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
 
 /* ncq-disk-queue.c */
 void ncq_disk_queue_init(NcqDisk *d);
@@ -103,22 +142,34 @@ void ncq_disk_hba_stop(IDEDevice *dev);
 void ncq_disk_nonqueued_error(NcqDisk *d);
 int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_arm_timer(NcqDisk *d);
-
 void ncq_disk_run_held(NcqDisk *d);
+IDEState *ncq_disk_state(NcqDisk *d);
+IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
+void ncq_disk_wait_host(NcqDiskReq *r);
+void ncq_disk_host_io(NcqDiskReq *r);
 
-/* ncq-disk-queue.c: power loss (docs/faults.md) */
+/* ncq-disk-power.c: power loss (docs/faults.md) */
+void ncq_disk_power_init(NcqDisk *d);
+void ncq_disk_power_cleanup(NcqDisk *d);
+uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
+                               int64_t now, uint64_t *first);
+void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n);
 void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
                         int64_t now);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost);
 bool ncq_disk_image_inactive(NcqDisk *d);
 
-/* ncq-disk.c */
-bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
-
 /* ncq-disk-migrate.c */
 extern const VMStateDescription vmstate_ncq_disk;
 bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd);
+
+/*
+ * ncq-disk-qmp.c (ncq-disk-qmp-stub.c without the device): ncq-disk-set
+ * with one setting given as text, for HMP's ncq_disk_set
+ */
+void ncq_disk_set_text(const char *id, const char *key, const char *value,
+                       Error **errp);
 
 /* ncq-disk-cmd.c */
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,

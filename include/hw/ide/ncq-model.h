@@ -231,6 +231,9 @@ typedef struct NcqStats {
     uint64_t delay_hist[NCQ_DELAY_BUCKETS];
 } NcqStats;
 
+/* The longest time-out: model files, the device's properties and QMP */
+#define NCQ_MAX_TIMEOUT_NS  3600000000000LL     /* an hour */
+
 /* Runtime settings (the device's properties / QMP). */
 typedef struct NcqSettings {
     NcqPolicy policy;
