@@ -604,32 +604,6 @@ int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
     return i;
 }
 
-static const char *const ncq_policy_names[NCQ_POLICY__MAX] = {
-    "fcfs", "sstf", "clook", "sptf", "aged-sptf",
-};
-
-const char *ncq_policy_name(NcqPolicy p)
-{
-    return (unsigned)p < NCQ_POLICY__MAX ? ncq_policy_names[p] : "?";
-}
-
-int ncq_policy_from_name(const char *s, NcqPolicy *out)
-{
-    int i;
-
-    for (i = 0; i < NCQ_POLICY__MAX; i++) {
-        if (!strcmp(s, ncq_policy_names[i])) {
-            *out = (NcqPolicy)i;
-            return 0;
-        }
-    }
-    if (!strcmp(s, "asptf") || !strcmp(s, "satf")) {
-        *out = !strcmp(s, "satf") ? NCQ_POLICY_SPTF : NCQ_POLICY_ASPTF;
-        return 0;
-    }
-    return NCQ_ERR_INVAL;
-}
-
 const char *ncq_op_name(NcqOp op)
 {
     static const char *const n[] = { "R", "W", "F", "O" };
