@@ -192,7 +192,6 @@ bool ncq_pf_start(NcqModel *m, int64_t t)
     NcqReadAhead *ra = &m->ra;
     uint64_t lba = m->mech.lba_end;
     uint64_t n = m->p.readahead_sectors;
-    NcqMechState from;
     NcqTarget to;
     NcqPosTime pt;
     int64_t pos;
@@ -206,8 +205,7 @@ bool ncq_pf_start(NcqModel *m, int64_t t)
         n = m->p.capacity - lba;
     }
     ncq_target_of(m, lba, false, &to);
-    ncq_mech_state_at(m, t, &from);
-    pos = ncq_pos_time(m, &from, &to, &pt);
+    pos = ncq_pos_time(m, ncq_mech_state_at(m, t), t, &to, &pt);
     ra->lba = lba;
     ra->ph = to.ph;
     ra->min_end = t;

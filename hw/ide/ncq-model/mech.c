@@ -118,68 +118,84 @@ void ncq_target_of(const NcqModel *m, uint64_t lba, bool write,
     to->write = write;
 }
 
-void ncq_mech_state_at(const NcqModel *m, int64_t t, NcqMechState *from)
+/* Where the head is at @t, as far as positioning from there goes. */
+NcqMechState ncq_mech_state_at(const NcqModel *m, int64_t t)
 {
-    from->cyl = m->mech.cyl;
-    from->head = m->mech.head;
-    from->t = t;
-    from->angle = ncq_rot_pos(m, t);
+    NcqMechState from = {
+        .cyl = m->mech.cyl, .head = m->mech.head, .angle = ncq_rot_pos(m, t),
+    };
+
+    return from;
 }
 
-/*
- * Seek (or head switch) and write settle from @from to @to; reads only
- * the cylinder and head of @from.  Returns their sum.
- */
-int64_t ncq_pos_seek(const NcqModel *m, const NcqMechState *from,
-                     const NcqTarget *to, NcqPosTime *pt)
+/* Seek (or head switch) and write settle, as one time. */
+static int64_t ncq_seek_with_settle(const NcqModel *m, NcqMechState from,
+                                    const NcqTarget *to)
 {
-    uint32_t cyl = to->ph.cyl, head = to->ph.head;
-    uint32_t d = cyl > from->cyl ? cyl - from->cyl : from->cyl - cyl;
+    uint32_t d = to->ph.cyl > from.cyl ? to->ph.cyl - from.cyl :
+                 from.cyl - to->ph.cyl;
     int64_t sk = 0;
 
     if (d) {
         sk = ncq_seek_time(&m->p, d);
-        if (sk < m->p.head_switch_ns && head != from->head) {
+        if (sk < m->p.head_switch_ns && to->ph.head != from.head) {
             sk = m->p.head_switch_ns;
         }
-    } else if (head != from->head) {
+    } else if (to->ph.head != from.head) {
         sk = m->p.head_switch_ns;
     }
-    pt->seek_ns = sk;
+    if (sk && to->write) {
+        sk += m->p.write_settle_ns;
+    }
+    return sk;
+}
+
+/*
+ * Seek (or head switch) and write settle from @from to @to; the angle of
+ * @from does not matter.  Returns their sum.
+ */
+int64_t ncq_pos_seek(const NcqModel *m, NcqMechState from,
+                     const NcqTarget *to, NcqPosTime *pt)
+{
+    int64_t sk = ncq_seek_with_settle(m, from, to);
+
     pt->settle_ns = sk && to->write ? m->p.write_settle_ns : 0;
+    pt->seek_ns = sk - pt->settle_ns;
     pt->rot_ns = 0;
     pt->xfer_ns = 0;
     pt->bus_ns = 0;
-    return sk + pt->settle_ns;
+    return sk;
 }
 
-/* Seek, settle and rotational wait from @from at from->t. */
-int64_t ncq_pos_time(const NcqModel *m, const NcqMechState *from,
+/* Seek, settle and rotational wait when positioning starts at @t. */
+int64_t ncq_pos_time(const NcqModel *m, NcqMechState from, int64_t t,
                      const NcqTarget *to, NcqPosTime *pt)
 {
     int64_t sk = ncq_pos_seek(m, from, to, pt);
 
-    pt->rot_ns = ncq_rot_wait(m, from->t + sk, to->angle);
+    pt->rot_ns = ncq_rot_wait(m, t + sk, to->angle);
     return sk + pt->rot_ns;
 }
 
 /*
- * The positioning time as the firmware plans it, from from->angle (one
+ * The positioning time as the firmware plans it, from from.angle (one
  * division per candidate, for the scheduler's inner loop).  It plans with
  * the settle it allows for (it cannot know this seek's), so that its pick
  * rarely misses the sector: that settle is part of settle_ns.
  */
-int64_t ncq_pos_plan(const NcqModel *m, const NcqMechState *from,
+int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
                      const NcqTarget *to, NcqPosTime *pt)
 {
-    int64_t sk = ncq_pos_seek(m, from, to, pt);
+    int64_t sk = ncq_seek_with_settle(m, from, to), rot = 0;
     uint64_t pos, w;
 
+    pt->settle_ns = sk && to->write ? m->p.write_settle_ns : 0;
+    pt->seek_ns = sk - pt->settle_ns;
     if (sk) {
-        pt->settle_ns += m->p.seek_plan_settle_ns;
         sk += m->p.seek_plan_settle_ns;
+        pt->settle_ns += m->p.seek_plan_settle_ns;
     }
-    pos = from->angle + (uint64_t)sk * m->p.rpm;
+    pos = from.angle + (uint64_t)sk * m->p.rpm;
     if (pos >= NCQ_REV) {
         pos -= NCQ_REV;
         if (pos >= NCQ_REV) {
@@ -187,11 +203,13 @@ int64_t ncq_pos_plan(const NcqModel *m, const NcqMechState *from,
         }
     }
     w = to->angle >= pos ? to->angle - pos : to->angle + NCQ_REV - pos;
-    if (NCQ_REV - w < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
-        return sk;
+    if (NCQ_REV - w >= NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
+        rot = (int64_t)((w + m->p.rpm - 1) / m->p.rpm);
     }
-    pt->rot_ns = (int64_t)((w + m->p.rpm - 1) / m->p.rpm);
-    return sk + pt->rot_ns;
+    pt->rot_ns = rot;
+    pt->xfer_ns = 0;
+    pt->bus_ns = 0;
+    return sk + rot;
 }
 
 static int64_t ncq_sectors_ns(const NcqModel *m, uint64_t k, uint32_t spt)
@@ -254,25 +272,23 @@ int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
 }
 
 /*
- * A whole access of @n sectors from @from at from->t: positioning, media
+ * A whole access of @n sectors from @from at @t: positioning, media
  * transfer and (for the record) the bus time of its data.  Returns the
- * time from from->t until the media transfer ends; @end gets the head's
- * place then.
+ * time from @t until the media transfer ends; @end gets the head's state
+ * then.
  */
-int64_t ncq_access_time(const NcqModel *m, const NcqMechState *from,
+int64_t ncq_access_time(const NcqModel *m, NcqMechState from, int64_t t,
                         const NcqTarget *to, uint32_t n, NcqPosTime *pt,
                         NcqMechState *end)
 {
-    int64_t pos = ncq_pos_time(m, from, to, pt);
-    int64_t t_end = ncq_media_walk_from(m, &to->ph, n, from->t + pos,
-                                        &end->cyl, &end->head, NULL, NULL,
-                                        0);
+    int64_t pos = ncq_pos_time(m, from, t, to, pt);
+    int64_t t_end = ncq_media_walk_from(m, &to->ph, n, t + pos, &end->cyl,
+                                        &end->head, NULL, NULL, 0);
 
-    pt->xfer_ns = t_end - (from->t + pos);
+    pt->xfer_ns = t_end - (t + pos);
     pt->bus_ns = ncq_bus_ns(m, n);
-    end->t = t_end;
-    end->angle = 0;
-    return t_end - from->t;
+    end->angle = ncq_rot_pos(m, t_end);
+    return t_end - t;
 }
 
 uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,

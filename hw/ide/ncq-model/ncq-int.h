@@ -36,13 +36,13 @@ typedef enum NcqMechOp {
 
 /*
  * Where the head is when a positioning starts, in the manner of DiskSim's
- * struct dm_mech_state: cylinder, head, and the time with the rotational
- * position it gives (ncq_rot_pos(m, t), computed once by the caller).
+ * struct dm_mech_state: cylinder, head and rotational position (that of
+ * the time the positioning starts, ncq_rot_pos()).  Small enough to pass
+ * by value.
  */
 typedef struct NcqMechState {
     uint32_t cyl;
     uint32_t head;
-    int64_t t;
     uint64_t angle;
 } NcqMechState;
 
@@ -271,14 +271,14 @@ uint64_t ncq_rot_pos(const NcqModel *m, int64_t t);
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle);
 void ncq_target_of(const NcqModel *m, uint64_t lba, bool write,
                    NcqTarget *to);
-void ncq_mech_state_at(const NcqModel *m, int64_t t, NcqMechState *from);
-int64_t ncq_pos_seek(const NcqModel *m, const NcqMechState *from,
+NcqMechState ncq_mech_state_at(const NcqModel *m, int64_t t);
+int64_t ncq_pos_seek(const NcqModel *m, NcqMechState from,
                      const NcqTarget *to, NcqPosTime *pt);
-int64_t ncq_pos_time(const NcqModel *m, const NcqMechState *from,
+int64_t ncq_pos_time(const NcqModel *m, NcqMechState from, int64_t t,
                      const NcqTarget *to, NcqPosTime *pt);
-int64_t ncq_pos_plan(const NcqModel *m, const NcqMechState *from,
+int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
                      const NcqTarget *to, NcqPosTime *pt);
-int64_t ncq_access_time(const NcqModel *m, const NcqMechState *from,
+int64_t ncq_access_time(const NcqModel *m, NcqMechState from, int64_t t,
                         const NcqTarget *to, uint32_t n, NcqPosTime *pt,
                         NcqMechState *end);
 int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,

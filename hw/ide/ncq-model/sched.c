@@ -170,34 +170,32 @@ static int ncq_pick_clook(const NcqModel *m, const int *cand, int ncand)
 static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
                          int ncand, NcqReason *reason, int64_t *decide_ns)
 {
-    const NcqSettings *s = &m->s;
     int64_t dec = m->p.sched_eval_ns * ncand;
     int64_t be = INT64_MAX, bp = INT64_MAX;
+    /* aged SPTF: credit = weight * age = age_us * weight_milli */
+    int64_t w = m->s.policy == NCQ_POLICY_ASPTF ? m->s.aging_weight_milli :
+                0;
     int i, best = -1, best_pure = -1;
     NcqMechState rd, wr;
     NcqPosTime pt;
 
     /* where the head is when the seek can start, per op type */
-    ncq_mech_state_at(m, t + dec + m->p.ovh_read_miss_ns, &rd);
-    ncq_mech_state_at(m, t + dec + m->p.ovh_write_ns, &wr);
+    rd = ncq_mech_state_at(m, t + dec + m->p.ovh_read_miss_ns);
+    wr = ncq_mech_state_at(m, t + dec + m->p.ovh_write_ns);
     *decide_ns = dec;
     for (i = 0; i < ncand; i++) {
         const NcqSlot *q = &m->q.slot[cand[i]];
-        int64_t pos = ncq_pos_plan(m, q->tgt.write ? &wr : &rd, &q->tgt,
-                                   &pt);
+        int64_t pos = ncq_pos_plan(m, q->tgt.write ? wr : rd, &q->tgt, &pt);
         int64_t eff = pos;
 
         if (pos < bp) {
             bp = pos;
             best_pure = cand[i];
         }
-        if (s->policy == NCQ_POLICY_ASPTF) {
-            /* credit = weight * age = age_us * weight_milli */
+        if (w) {
             int64_t age_us = (t - q->c.arrival_ns) / 1000;
-            int64_t w = s->aging_weight_milli;
 
-            eff -= w && age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 :
-                   age_us * w;
+            eff -= age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 : age_us * w;
         }
         if (eff < be) {
             be = eff;
@@ -259,12 +257,12 @@ static int ncq_destage_pick(const NcqModel *m, int64_t t)
         NcqTarget to;
         NcqPosTime pt;
 
-        ncq_mech_state_at(m, t, &from);
+        from = ncq_mech_state_at(m, t);
         for (i = 0; i < wc->ndirty; i++) {
             int64_t pos;
 
             ncq_target_of(m, wc->dirty[i].lba, true, &to);
-            pos = ncq_pos_plan(m, &from, &to, &pt);
+            pos = ncq_pos_plan(m, from, &to, &pt);
             if (pos < bp) {
                 bp = pos;
                 best = i;
@@ -293,7 +291,7 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     uint64_t lba = m->wc.dirty[best].lba;
     uint32_t n = m->wc.dirty[best].n < NCQ_DESTAGE_MAX ?
                  m->wc.dirty[best].n : NCQ_DESTAGE_MAX;
-    NcqMechState from, end;
+    NcqMechState end;
     NcqTarget to;
     NcqPosTime pt;
     int64_t len;
@@ -302,8 +300,7 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     ncq_cache_fill(m, lba, n);      /* the data stays readable */
     m->sched.pf_cutoff = INT64_MAX;
     ncq_target_of(m, lba, true, &to);
-    ncq_mech_state_at(m, t, &from);
-    len = ncq_access_time(m, &from, &to, n, &pt, &end);
+    len = ncq_access_time(m, ncq_mech_state_at(m, t), t, &to, n, &pt, &end);
     ncq_mech_begin(m, NCQ_MECH_DESTAGE, t + len);
     ncq_head_move(m, end.cyl, end.head);
     ncq_head_lba_end(m, lba + n);
@@ -428,13 +425,13 @@ static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
 {
     const NcqSlot *first = &m->q.slot[a->members[0]];
     bool wr = lead->cmd.op == NCQ_OP_WRITE;
+    /* only the head's place matters for the seek: no angle needed */
     NcqMechState from = { .cyl = m->mech.cyl, .head = m->mech.head };
     NcqPosTime pt;
 
     at->ovh = ncq_cmd_overhead(m, lead) + decide_ns;
     at->ts = t + at->ovh;
-    from.t = at->ts;
-    at->sk = ncq_pos_seek(m, &from, &first->tgt, &pt);
+    at->sk = ncq_pos_seek(m, from, &first->tgt, &pt);
     if (at->sk && m->p.seek_jitter_ns) {
         at->sk += (int64_t)(ncq_rng_next(&m->rng) %
                             (uint64_t)(m->p.seek_jitter_ns + 1));
