@@ -12,11 +12,15 @@
 #include <math.h>
 #include "ncq-int.h"
 
-/* floor(sqrt(x) * 1024), exact. */
-static uint64_t ncq_sqrt_fix10(uint64_t x)
+/*
+ * floor(sqrt(x) * 1024), exact: the loops correct the estimate.  x is a
+ * seek distance (32 bits), so v stays below 2^52 and the conversions can
+ * be the signed ones, one instruction each.
+ */
+static uint64_t ncq_sqrt_fix10(uint32_t x)
 {
-    uint64_t v = x << 20;
-    uint64_t r = (uint64_t)sqrt((double)v);
+    uint64_t v = (uint64_t)x << 20;
+    uint64_t r = (uint64_t)(int64_t)sqrt((double)(int64_t)v);
 
     while (r * r > v) {
         r--;
