@@ -261,9 +261,6 @@ static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
         ncq_complete_other(m, s, now);
         return;
     }
-    if (s->cmd.op != NCQ_OP_FLUSH) {
-        ncq_target_of(m, s->cmd.lba, s->cmd.op == NCQ_OP_WRITE, &s->tgt);
-    }
     if (s->cmd.op == NCQ_OP_READ && !s->cmd.fua &&
         ncq_read_cached(m, s, now)) {
         return;

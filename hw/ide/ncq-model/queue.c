@@ -57,7 +57,8 @@ void ncq_queue_init(NcqModel *m)
 
 /*
  * A command enters its slot at @now: fill its completion record as far
- * as it is known on arrival, and what its fault rules decided.
+ * as it is known on arrival, what its fault rules decided, and where on
+ * a disk it starts.
  */
 NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
                          const NcqFaultFate *fate)
@@ -96,6 +97,10 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
          * caching, as if the host had asked for FUA.
          */
         s->cmd.fua = true;
+    }
+    if (m->p.kind == NCQ_KIND_HDD &&
+        (cmd->op == NCQ_OP_READ || cmd->op == NCQ_OP_WRITE)) {
+        ncq_target_of(m, cmd->lba, cmd->op == NCQ_OP_WRITE, &s->tgt);
     }
     m->q.outstanding++;
     m->st.submitted++;

@@ -62,7 +62,7 @@ static int ncq_pick_forced(NcqModel *m, int64_t t, NcqReason *reason)
 
     if (s->honour_prio && s->prio_timeout_ns > 0) {
         for (i = 0; i < m->q.n; i++) {
-            NcqSlot *q = &m->q.slot[m->q.order[i]];
+            const NcqSlot *q = &m->q.slot[m->q.order[i]];
 
             if (q->cmd.prio && t - q->c.arrival_ns >= s->prio_timeout_ns) {
                 *reason = NCQ_REASON_TIMEOUT;
