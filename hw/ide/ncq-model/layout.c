@@ -16,33 +16,34 @@
 int ncq_layout_init(NcqModel *m, char *err, size_t errlen)
 {
     const NcqParams *p = &m->p;
+    NcqLayout *l = &m->layout;
     uint64_t lba = 0;
     uint32_t i;
 
     /* the rotational phase at t = 0: the first number drawn */
-    m->layout.phase = ncq_rng_next(&m->rng) % NCQ_REV;
-    m->layout.sectors = 0;
+    l->phase = ncq_rng_next(&m->rng) % NCQ_REV;
+    l->sectors = 0;
     if (p->kind != NCQ_KIND_HDD) {
         return 0;
     }
     for (i = 0; i < p->nzones; i++) {
         const NcqZone *z = &p->zones[i];
 
-        m->layout.zone_first[i] = lba;
+        l->zone_first[i] = lba;
         lba += (uint64_t)z->cyl_count * p->heads *
                (z->spt - p->spare_per_track);
     }
-    m->layout.zone_first[p->nzones] = lba;
-    m->layout.sectors = lba;
+    l->zone_first[p->nzones] = lba;
+    l->sectors = lba;
     if (lba < p->capacity) {
         snprintf(err, errlen, "%s: layout holds %llu sectors, less than "
                  "capacity %llu", p->name, (unsigned long long)lba,
                  (unsigned long long)p->capacity);
         return NCQ_ERR_PARSE;
     }
-    m->layout.track_skew_u = (uint64_t)p->track_skew_ppb * (NCQ_REV / 1000000000);
-    m->layout.cyl_step_u = ((uint64_t)p->cyl_skew_ppb * (NCQ_REV / 1000000000) +
-                     (uint64_t)(p->heads - 1) * m->layout.track_skew_u) % NCQ_REV;
+    l->track_skew_u = (uint64_t)p->track_skew_ppb * (NCQ_REV / 1000000000);
+    l->cyl_step_u = ((uint64_t)p->cyl_skew_ppb * (NCQ_REV / 1000000000) +
+                     (uint64_t)(p->heads - 1) * l->track_skew_u) % NCQ_REV;
     return 0;
 }
 

@@ -1,6 +1,28 @@
 /*
  * ncq-model private definitions.
  *
+ * Files and the direction of calls.  A file calls only files below it in
+ * this list, never one above, so the model's files call each other in no
+ * circle (a command goes down: model.c -> sched.c -> cache.c -> ...):
+ *
+ *   trace-write.c  trace records (uses model.c's names)
+ *   model.c        the public API: submit, advance, settings, power loss
+ *   sched.c        the firmware: which command or idle work is next
+ *   ssd.c          the SSD back end
+ *   wcache.c       write-back cache (NcqWriteCache)
+ *   cache.c        read cache and read-ahead (NcqReadCache, NcqReadAhead)
+ *   queue.c        the command queue, completions (NcqQueue)
+ *   mech.c         positioning, media and bus times; the head (NcqMech)
+ *   layout.c       LBA to cylinder, head, sector and angle (NcqLayout)
+ *   fault.c        fault rules (NcqFaults)
+ *   params.c       parameter files, policy names
+ *   num.c, rng.c   numbers and durations; the generator
+ *
+ * state.c and undo.c call none of the others.  Each part of NcqModel is
+ * written by the one file named at its type; others read it, or call that
+ * file to change it.  A file going up (cache.c needing a decision after a
+ * buffer hit) returns what happened and lets its caller act.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef NCQ_INT_H
