@@ -127,7 +127,7 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
         ncq_pf_end(m, t);
     }
     ncq_mech_idle(m);
-    ncq_mech_decide(m, t);
+    ncq_sched_decide(m, t);
 }
 
 static void ncq_run_to(NcqModel *m, int64_t now)
@@ -247,7 +247,7 @@ static bool ncq_read_cached(NcqModel *m, NcqSlot *s, int64_t now)
     if (ncq_cache_lookup(m, s->cmd.lba, s->cmd.sectors, now, &seg)) {
         ncq_cache_serve_hit(m, s, now);
         if (ncq_pf_consume(m, seg, s->cmd.lba + s->cmd.sectors)) {
-            ncq_mech_decide(m, now);
+            ncq_sched_decide(m, now);
         }
         return true;
     }
@@ -268,14 +268,14 @@ static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
     if (s->cmd.op == NCQ_OP_WRITE && !s->cmd.fua &&
         ncq_write_cached(m, s, now)) {
         if (m->mech.op == NCQ_MECH_IDLE) {
-            ncq_mech_decide(m, now);
+            ncq_sched_decide(m, now);
         }
         return;
     }
     ncq_queue_push(m, s);
     ncq_pf_command_waits(m, now);
     if (m->mech.op == NCQ_MECH_IDLE) {
-        ncq_mech_decide(m, now);
+        ncq_sched_decide(m, now);
     }
 }
 

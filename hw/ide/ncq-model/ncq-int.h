@@ -355,7 +355,7 @@ void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now);
 void ncq_sched_init(NcqModel *m);
 int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
                    int64_t *decide_ns);
-void ncq_mech_decide(NcqModel *m, int64_t t);
+void ncq_sched_decide(NcqModel *m, int64_t t);
 
 /* params.c / builtin.c */
 extern const char *const ncq_builtin_names[];

@@ -655,7 +655,7 @@ static bool ncq_must_destage(const NcqModel *m, int64_t t)
 }
 
 /* The mechanism is free at @t: give it its next work, if any. */
-void ncq_mech_decide(NcqModel *m, int64_t t)
+void ncq_sched_decide(NcqModel *m, int64_t t)
 {
     for (;;) {
         NcqReason reason;
