@@ -31,7 +31,7 @@ static uint64_t ncq_sqrt_fix10(uint32_t x)
     return r;
 }
 
-int64_t ncq_seek_time(const NcqParams *p, uint32_t dist)
+NCQ_HOT int64_t ncq_seek_time(const NcqParams *p, uint32_t dist)
 {
     const NcqSeekPoint *pt = p->seek_points;
     uint32_t n = p->seek_npoints, lo, hi;
@@ -87,6 +87,19 @@ uint64_t ncq_rot_pos(const NcqModel *m, int64_t t)
         r += NCQ_REV;
     }
     return ((uint64_t)r * m->p.rpm + m->layout.phase) % NCQ_REV;
+}
+
+/*
+ * The rotational position @delta_ns after (or before) @angle: equal to
+ * ncq_rot_pos(m, t + delta_ns) when @angle = ncq_rot_pos(m, t), without
+ * its division.  |delta_ns| is below a minute (one NCQ_REV of ns).
+ */
+uint64_t ncq_rot_advance(const NcqModel *m, uint64_t angle, int64_t delta_ns)
+{
+    uint64_t d = delta_ns < 0 ? (uint64_t)(delta_ns + (int64_t)NCQ_REV) :
+                 (uint64_t)delta_ns;
+
+    return (angle + d * m->p.rpm) % NCQ_REV;
 }
 
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle)
@@ -187,8 +200,8 @@ int64_t ncq_pos_time(const NcqModel *m, NcqMechState from, int64_t t,
  * the settle it allows for (it cannot know this seek's), so that its pick
  * rarely misses the sector: that settle is part of settle_ns.
  */
-int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
-                     const NcqTarget *to, NcqPosTime *pt)
+NCQ_HOT int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
+                             const NcqTarget *to, NcqPosTime *pt)
 {
     int64_t sk = ncq_seek_with_settle(m, from, to), rot = 0;
     uint64_t pos, w;

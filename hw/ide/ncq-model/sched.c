@@ -181,7 +181,9 @@ static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
 
     /* where the head is when the seek can start, per op type */
     rd = ncq_mech_state_at(m, t + dec + m->p.ovh_read_miss_ns);
-    wr = ncq_mech_state_at(m, t + dec + m->p.ovh_write_ns);
+    wr = rd;
+    wr.angle = ncq_rot_advance(m, rd.angle,
+                               m->p.ovh_write_ns - m->p.ovh_read_miss_ns);
     *decide_ns = dec;
     for (i = 0; i < ncand; i++) {
         const NcqSlot *q = &m->q.slot[cand[i]];
@@ -208,8 +210,8 @@ static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
     return best;
 }
 
-int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
-                   int64_t *decide_ns)
+NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
+                           int64_t *decide_ns)
 {
     int cand[NCQ_SLOTS];
     int ncand, best;
