@@ -2,7 +2,8 @@
  * Positioning as pure functions (mech.c): for a known geometry, the time
  * from a head state to a target part by part (seek, settle, rotational
  * wait, media transfer, bus), worked out by hand, and the parts adding up
- * to the total each function returns.  Uses the private header, as the
+ * to the total each function returns; the rotational position advanced
+ * without a division equals the one computed from the time.  Uses the private header, as the
  * functions are internal to the model.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -128,6 +129,27 @@ static void test_access(NcqModel *m, int64_t t0)
     CHECK_EQ(end.head, 1);
 }
 
+/* The rotational position some time later, without a division. */
+static void test_rot_advance(NcqModel *m)
+{
+    static const int64_t ts[] = { 0, 1, 9999999, 123456789, 59999999999LL,
+                                  60000000001LL, 987654321012LL };
+    static const int64_t ds[] = { 0, 1, -1, 4 * MS, -4 * MS, 10 * MS,
+                                  9999999999LL, -9999999999LL };
+    unsigned i, j;
+
+    for (i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+        for (j = 0; j < sizeof(ds) / sizeof(ds[0]); j++) {
+            if (ts[i] + ds[j] < 0) {
+                continue;
+            }
+            CHECK(ncq_rot_advance(m, ncq_rot_pos(m, ts[i]), ds[j]) ==
+                  ncq_rot_pos(m, ts[i] + ds[j]),
+                  "t %" PRId64 " delta %" PRId64, ts[i], ds[j]);
+        }
+    }
+}
+
 int main(void)
 {
     NcqModel *m = ncq_test_model_text(POS_TEST_TEXT, 3);
@@ -138,6 +160,7 @@ int main(void)
     test_pos_time(m, t0);
     test_pos_plan(m, t0);
     test_access(m, t0);
+    test_rot_advance(m);
     ncq_model_free(m);
     return ncq_test_done("test-pos");
 }
