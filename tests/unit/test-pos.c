@@ -3,8 +3,8 @@
  * from a head state to a target part by part (seek, settle, rotational
  * wait, media transfer, bus), worked out by hand, and the parts adding up
  * to the total each function returns; the rotational position advanced
- * without a division equals the one computed from the time.  Uses the private header, as the
- * functions are internal to the model.
+ * without a division equals the one computed from the time.  Uses the
+ * private header, as the functions are internal to the model.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
