@@ -72,9 +72,9 @@ static void bench_decision(void)
     }
     /* put the one in service back into the queue for a full 32 */
     for (i = 0; i < NCQ_SLOTS; i++) {
-        if (m->slot[i].state == NCQ_SLOT_SERVICE) {
-            m->slot[i].state = NCQ_SLOT_QUEUED;
-            m->qorder[m->nq++] = i;
+        if (m->q.slot[i].state == NCQ_SLOT_SERVICE) {
+            m->q.slot[i].state = NCQ_SLOT_QUEUED;
+            m->q.order[m->q.n++] = i;
         }
     }
     for (k = 0; k < 2001; k++) {
@@ -90,7 +90,7 @@ static void bench_decision(void)
     qsort(samples, 2001, sizeof(double), cmpd);
     printf("sptf decision, 32 queued: median %.0f ns, p90 %.0f ns "
            "(2001 samples of 100 decisions, queue %d, checksum %ld)\n",
-           samples[1000] * 1e9, samples[1800] * 1e9, m->nq, sink);
+           samples[1000] * 1e9, samples[1800] * 1e9, m->q.n, sink);
     ncq_model_free(m);
 }
 

@@ -229,37 +229,37 @@ int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
                  r->sectors, m->p.capacity);
         return NCQ_ERR_RANGE;
     }
-    if (m->nfaults >= NCQ_MAX_FAULTS) {
+    if (m->faults.n >= NCQ_MAX_FAULTS) {
         snprintf(err, errlen, "already %d fault rules; clear some first",
                  NCQ_MAX_FAULTS);
         return NCQ_ERR_QUEUE_FULL;
     }
-    m->fault[m->nfaults] = *r;
-    m->fault[m->nfaults].matched = 0;
-    m->fault[m->nfaults].hits = 0;
-    return m->nfaults++;
+    m->faults.rule[m->faults.n] = *r;
+    m->faults.rule[m->faults.n].matched = 0;
+    m->faults.rule[m->faults.n].hits = 0;
+    return m->faults.n++;
 }
 
 int ncq_model_fault_clear(NcqModel *m, int index)
 {
     if (index < 0) {
-        m->nfaults = 0;
+        m->faults.n = 0;
         return 0;
     }
-    if (index >= m->nfaults) {
+    if (index >= m->faults.n) {
         return NCQ_ERR_INVAL;
     }
-    memmove(&m->fault[index], &m->fault[index + 1],
-            (m->nfaults - index - 1) * sizeof(m->fault[0]));
-    m->nfaults--;
+    memmove(&m->faults.rule[index], &m->faults.rule[index + 1],
+            (m->faults.n - index - 1) * sizeof(m->faults.rule[0]));
+    m->faults.n--;
     return 0;
 }
 
 int ncq_model_fault_list(const NcqModel *m, NcqFaultRule *out, int max)
 {
-    int n = m->nfaults < max ? m->nfaults : max;
+    int n = m->faults.n < max ? m->faults.n : max;
 
-    memcpy(out, m->fault, n * sizeof(out[0]));
+    memcpy(out, m->faults.rule, n * sizeof(out[0]));
     return n;
 }
 
@@ -270,7 +270,7 @@ NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id)
     if (id > NCQ_ID_NONQUEUED) {
         return NCQ_FAULT_NONE;
     }
-    s = &m->slot[id];
+    s = &m->q.slot[id];
     if (s->state != NCQ_SLOT_QUEUED && s->state != NCQ_SLOT_SERVICE) {
         return NCQ_FAULT_NONE;
     }
@@ -278,21 +278,22 @@ NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id)
 }
 
 /* At submit: decide the command's fate from the rules' counters. */
-void ncq_fault_check(NcqModel *m, NcqSlot *s)
+void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
 {
-    uint64_t lo = s->cmd.lba, hi = lo + s->cmd.sectors;
+    uint64_t lo = cmd->lba, hi = lo + cmd->sectors;
     uint32_t op;
     int i;
 
-    if (s->cmd.op == NCQ_OP_READ) {
+    memset(fate, 0, sizeof(*fate));
+    if (cmd->op == NCQ_OP_READ) {
         op = NCQ_FAULT_READS;
-    } else if (s->cmd.op == NCQ_OP_WRITE) {
+    } else if (cmd->op == NCQ_OP_WRITE) {
         op = NCQ_FAULT_WRITES;
     } else {
         return;
     }
-    for (i = 0; i < m->nfaults; i++) {
-        NcqFaultRule *r = &m->fault[i];
+    for (i = 0; i < m->faults.n; i++) {
+        NcqFaultRule *r = &m->faults.rule[i];
         bool fire;
 
         if (!(r->ops & op) || hi <= r->lba || lo >= r->lba + r->sectors) {
@@ -306,25 +307,17 @@ void ncq_fault_check(NcqModel *m, NcqSlot *s)
             continue;
         }
         if (r->kind == NCQ_FAULT_SLOW) {
-            s->fault_delay_ns += r->delay_ns;
+            fate->delay_ns += r->delay_ns;
             r->hits++;
             continue;
         }
-        if (s->c.fault != NCQ_FAULT_NONE) {
+        if (fate->kind != NCQ_FAULT_NONE) {
             continue;
         }
         r->hits++;
-        s->c.fault = r->kind;
-        s->c.fault_lba = lo > r->lba ? lo : r->lba;
-        s->fault_hang = r->kind == NCQ_FAULT_HANG;
-    }
-    if (s->c.fault == NCQ_FAULT_UNC || s->c.fault == NCQ_FAULT_WRITE ||
-        s->c.fault == NCQ_FAULT_HANG) {
-        /*
-         * The failing sectors are on the media: no buffer hit, no write
-         * caching, as if the host had asked for FUA.
-         */
-        s->cmd.fua = true;
+        fate->kind = r->kind;
+        fate->lba = lo > r->lba ? lo : r->lba;
+        fate->hang = r->kind == NCQ_FAULT_HANG;
     }
 }
 
@@ -335,8 +328,8 @@ int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n)
     int i;
 
     for (i = 0; i < n; i++) {
-        if (m->slot[members[i]].fault_delay_ns > hold) {
-            hold = m->slot[members[i]].fault_delay_ns;
+        if (m->q.slot[members[i]].fault_delay_ns > hold) {
+            hold = m->q.slot[members[i]].fault_delay_ns;
         }
     }
     return hold;

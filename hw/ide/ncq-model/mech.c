@@ -1,17 +1,26 @@
 /*
  * ncq-model: mechanics (seek curve, rotation, head switch, media and bus
- * transfer).
+ * transfer), and the state of the head and the mechanism (NcqMech), which
+ * only this file writes.
+ *
+ * Positioning is a set of pure functions of where the head is
+ * (NcqMechState) and where the access starts (NcqTarget), returning the
+ * time part by part (NcqPosTime), in the manner of DiskSim's dm_pos_time.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <math.h>
 #include "ncq-int.h"
 
-/* floor(sqrt(x) * 1024), exact. */
-static uint64_t ncq_sqrt_fix10(uint64_t x)
+/*
+ * floor(sqrt(x) * 1024), exact: the loops correct the estimate.  x is a
+ * seek distance (32 bits), so v stays below 2^52 and the conversions can
+ * be the signed ones, one instruction each.
+ */
+static uint64_t ncq_sqrt_fix10(uint32_t x)
 {
-    uint64_t v = x << 20;
-    uint64_t r = (uint64_t)sqrt((double)v);
+    uint64_t v = (uint64_t)x << 20;
+    uint64_t r = (uint64_t)(int64_t)sqrt((double)(int64_t)v);
 
     while (r * r > v) {
         r--;
@@ -22,7 +31,7 @@ static uint64_t ncq_sqrt_fix10(uint64_t x)
     return r;
 }
 
-int64_t ncq_seek_time(const NcqParams *p, uint32_t dist)
+NCQ_HOT int64_t ncq_seek_time(const NcqParams *p, uint32_t dist)
 {
     const NcqSeekPoint *pt = p->seek_points;
     uint32_t n = p->seek_npoints, lo, hi;
@@ -77,7 +86,20 @@ uint64_t ncq_rot_pos(const NcqModel *m, int64_t t)
     if (r < 0) {
         r += NCQ_REV;
     }
-    return ((uint64_t)r * m->p.rpm + m->phase) % NCQ_REV;
+    return ((uint64_t)r * m->p.rpm + m->layout.phase) % NCQ_REV;
+}
+
+/*
+ * The rotational position @delta_ns after (or before) @angle: equal to
+ * ncq_rot_pos(m, t + delta_ns) when @angle = ncq_rot_pos(m, t), without
+ * its division.  |delta_ns| is below a minute (one NCQ_REV of ns).
+ */
+uint64_t ncq_rot_advance(const NcqModel *m, uint64_t angle, int64_t delta_ns)
+{
+    uint64_t d = delta_ns < 0 ? (uint64_t)(delta_ns + (int64_t)NCQ_REV) :
+                 (uint64_t)delta_ns;
+
+    return (angle + d * m->p.rpm) % NCQ_REV;
 }
 
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle)
@@ -105,66 +127,106 @@ int64_t ncq_model_rot_wait_ns(const NcqModel *m, int64_t t, uint64_t lba)
     return ncq_rot_wait(m, t, ncq_layout_angle(m, &ph));
 }
 
-/* Seek (+ head switch, + write settle) from (cyl, head) to @s. */
-static int64_t ncq_seek_to(const NcqModel *m, uint32_t cyl, uint32_t head,
-                           const NcqSlot *s)
+void ncq_target_of(const NcqModel *m, uint64_t lba, bool write,
+                   NcqTarget *to)
 {
-    uint32_t d = s->cyl > cyl ? s->cyl - cyl : cyl - s->cyl;
+    ncq_layout_map(m, lba, &to->ph);
+    to->angle = ncq_layout_angle(m, &to->ph);
+    to->write = write;
+}
+
+/* Where the head is at @t, as far as positioning from there goes. */
+NcqMechState ncq_mech_state_at(const NcqModel *m, int64_t t)
+{
+    NcqMechState from = {
+        .cyl = m->mech.cyl, .head = m->mech.head, .angle = ncq_rot_pos(m, t),
+    };
+
+    return from;
+}
+
+/* Seek (or head switch) and write settle, as one time. */
+static int64_t ncq_seek_with_settle(const NcqModel *m, NcqMechState from,
+                                    const NcqTarget *to)
+{
+    uint32_t d = to->ph.cyl > from.cyl ? to->ph.cyl - from.cyl :
+                 from.cyl - to->ph.cyl;
     int64_t sk = 0;
 
     if (d) {
         sk = ncq_seek_time(&m->p, d);
-        if (sk < m->p.head_switch_ns && s->head != head) {
+        if (sk < m->p.head_switch_ns && to->ph.head != from.head) {
             sk = m->p.head_switch_ns;
         }
-    } else if (s->head != head) {
+    } else if (to->ph.head != from.head) {
         sk = m->p.head_switch_ns;
     }
-    if (sk && s->cmd.op == NCQ_OP_WRITE) {
+    if (sk && to->write) {
         sk += m->p.write_settle_ns;
     }
     return sk;
 }
 
-int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
-                          int64_t ts, const NcqSlot *s, int64_t *seek)
+/*
+ * Seek (or head switch) and write settle from @from to @to; the angle of
+ * @from does not matter.  Returns their sum.
+ */
+int64_t ncq_pos_seek(const NcqModel *m, NcqMechState from,
+                     const NcqTarget *to, NcqPosTime *pt)
 {
-    int64_t sk = ncq_seek_to(m, cyl, head, s);
+    int64_t sk = ncq_seek_with_settle(m, from, to);
 
-    *seek = sk;
-    return sk + ncq_rot_wait(m, ts + sk, s->angle);
+    pt->settle_ns = sk && to->write ? m->p.write_settle_ns : 0;
+    pt->seek_ns = sk - pt->settle_ns;
+    pt->rot_ns = 0;
+    pt->xfer_ns = 0;
+    pt->bus_ns = 0;
+    return sk;
+}
+
+/* Seek, settle and rotational wait when positioning starts at @t. */
+int64_t ncq_pos_time(const NcqModel *m, NcqMechState from, int64_t t,
+                     const NcqTarget *to, NcqPosTime *pt)
+{
+    int64_t sk = ncq_pos_seek(m, from, to, pt);
+
+    pt->rot_ns = ncq_rot_wait(m, t + sk, to->angle);
+    return sk + pt->rot_ns;
 }
 
 /*
- * The same, given pos0 = ncq_rot_pos(m, ts): one division per candidate,
- * for the scheduler's inner loop.
+ * The positioning time as the firmware plans it, from from.angle (one
+ * division per candidate, for the scheduler's inner loop).  It plans with
+ * the settle it allows for (it cannot know this seek's), so that its pick
+ * rarely misses the sector: that settle is part of settle_ns.
  */
-int64_t ncq_position_time_at(const NcqModel *m, uint32_t cyl, uint32_t head,
-                             uint64_t pos0, const NcqSlot *s)
+NCQ_HOT int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
+                             const NcqTarget *to, NcqPosTime *pt)
 {
-    int64_t sk = ncq_seek_to(m, cyl, head, s);
+    int64_t sk = ncq_seek_with_settle(m, from, to), rot = 0;
     uint64_t pos, w;
 
+    pt->settle_ns = sk && to->write ? m->p.write_settle_ns : 0;
+    pt->seek_ns = sk - pt->settle_ns;
     if (sk) {
-        /*
-         * The firmware plans with the settle it allows for (it cannot know
-         * this seek's), so that its pick rarely misses the sector.
-         */
         sk += m->p.seek_plan_settle_ns;
+        pt->settle_ns += m->p.seek_plan_settle_ns;
     }
-    pos = pos0 + (uint64_t)sk * m->p.rpm;
-
+    pos = from.angle + (uint64_t)sk * m->p.rpm;
     if (pos >= NCQ_REV) {
         pos -= NCQ_REV;
         if (pos >= NCQ_REV) {
             pos %= NCQ_REV;
         }
     }
-    w = s->angle >= pos ? s->angle - pos : s->angle + NCQ_REV - pos;
-    if (NCQ_REV - w < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
-        return sk;
+    w = to->angle >= pos ? to->angle - pos : to->angle + NCQ_REV - pos;
+    if (NCQ_REV - w >= NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
+        rot = (int64_t)((w + m->p.rpm - 1) / m->p.rpm);
     }
-    return sk + (int64_t)((w + m->p.rpm - 1) / m->p.rpm);
+    pt->rot_ns = rot;
+    pt->xfer_ns = 0;
+    pt->bus_ns = 0;
+    return sk + rot;
 }
 
 static int64_t ncq_sectors_ns(const NcqModel *m, uint64_t k, uint32_t spt)
@@ -226,15 +288,24 @@ int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
     return t;
 }
 
-int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
-                       int64_t t_first, uint32_t *ecyl, uint32_t *ehead,
-                       const uint32_t *marks, int64_t *mark_t, int nmarks)
+/*
+ * A whole access of @n sectors from @from at @t: positioning, media
+ * transfer and (for the record) the bus time of its data.  Returns the
+ * time from @t until the media transfer ends; @end gets the head's state
+ * then.
+ */
+int64_t ncq_access_time(const NcqModel *m, NcqMechState from, int64_t t,
+                        const NcqTarget *to, uint32_t n, NcqPosTime *pt,
+                        NcqMechState *end)
 {
-    NcqPhys ph;
+    int64_t pos = ncq_pos_time(m, from, t, to, pt);
+    int64_t t_end = ncq_media_walk_from(m, &to->ph, n, t + pos, &end->cyl,
+                                        &end->head, NULL, NULL, 0);
 
-    ncq_layout_map(m, lba, &ph);
-    return ncq_media_walk_from(m, &ph, n, t_first, ecyl, ehead, marks,
-                               mark_t, nmarks);
+    pt->xfer_ns = t_end - (t + pos);
+    pt->bus_ns = ncq_bus_ns(m, n);
+    end->angle = ncq_rot_pos(m, t_end);
+    return t_end - t;
 }
 
 uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,
@@ -265,4 +336,51 @@ int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors)
     uint64_t rate = m->p.bus_bytes_per_s;
 
     return (int64_t)((sectors * 512 * 1000000000ULL + rate - 1) / rate);
+}
+
+int64_t ncq_bus_start(const NcqModel *m, int64_t t)
+{
+    return t > m->mech.bus_free ? t : m->mech.bus_free;
+}
+
+void ncq_bus_busy(NcqModel *m, int64_t until)
+{
+    m->mech.bus_free = until;
+}
+
+/* The mechanism starts @op, busy until @until. */
+void ncq_mech_begin(NcqModel *m, NcqMechOp op, int64_t until)
+{
+    m->mech.op = op;
+    m->mech.until = until;
+}
+
+/* The work in progress now ends at @until instead. */
+void ncq_mech_until(NcqModel *m, int64_t until)
+{
+    m->mech.until = until;
+}
+
+/* The work in progress ends (or is cut short) at @t. */
+void ncq_mech_end(NcqModel *m, int64_t t)
+{
+    m->mech.op = NCQ_MECH_IDLE;
+    m->mech.until = t;
+}
+
+/* The work in progress reached its planned end. */
+void ncq_mech_idle(NcqModel *m)
+{
+    m->mech.op = NCQ_MECH_IDLE;
+}
+
+void ncq_head_move(NcqModel *m, uint32_t cyl, uint32_t head)
+{
+    m->mech.cyl = cyl;
+    m->mech.head = head;
+}
+
+void ncq_head_lba_end(NcqModel *m, uint64_t lba_end)
+{
+    m->mech.lba_end = lba_end;
 }

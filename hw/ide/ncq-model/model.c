@@ -12,35 +12,10 @@
 #include <string.h>
 #include "ncq-int.h"
 
-static const int64_t ncq_lat_bounds_us[NCQ_LAT_BUCKETS - 1] = {
-    50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000,
-    200000, 500000, 1000000, 2000000, 5000000, 10000000,
-};
-
-int64_t ncq_stats_lat_bound(int bucket)
-{
-    if (bucket < 0 || bucket >= NCQ_LAT_BUCKETS - 1) {
-        return INT64_MAX;
-    }
-    return ncq_lat_bounds_us[bucket] * 1000;
-}
-
-static int ncq_delay_bucket(uint32_t d)
-{
-    int b = 0;
-
-    while (d && b < NCQ_DELAY_BUCKETS - 1) {
-        d >>= 1;
-        b++;
-    }
-    return b;
-}
-
 NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
                         char *err, size_t errlen)
 {
     NcqModel *m;
-    int i;
 
     if (!p) {
         snprintf(err, errlen, "no parameters");
@@ -65,16 +40,12 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     m->s.write_cache = p->write_cache;
     m->s.zero_latency = p->zero_latency;
     m->rng = seed;
-    m->phase = ncq_rng_next(&m->rng) % NCQ_REV;
-    m->pf_cutoff = INT64_MAX;
+    ncq_sched_init(m);
     if (ncq_layout_init(m, err, errlen) < 0) {
         free(m);
         return NULL;
     }
-    for (i = 0; i < NCQ_SLOTS; i++) {
-        m->slot[i].state = NCQ_SLOT_FREE;
-    }
-    m->mask[NCQ_SLOT_FREE] = (1ULL << NCQ_SLOTS) - 1;
+    ncq_queue_init(m);
     ncq_ssd_init(m);
     return m;
 }
@@ -149,86 +120,25 @@ int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
     return 0;
 }
 
-/* Earliest slot whose completion time is known but not yet reported. */
-static int ncq_next_done(const NcqModel *m)
-{
-    uint64_t bits = m->mask[NCQ_SLOT_SERVICE];
-    int best = -1;
-
-    while (bits) {
-        int i = __builtin_ctzll(bits);
-        const NcqSlot *s = &m->slot[i];
-
-        bits &= bits - 1;
-        if (best < 0 || s->c.complete_ns < m->slot[best].c.complete_ns ||
-            (s->c.complete_ns == m->slot[best].c.complete_ns &&
-             s->done_seq < m->slot[best].done_seq)) {
-            best = i;
-        }
-    }
-    return best;
-}
-
-static void ncq_emit(NcqModel *m, NcqSlot *s)
-{
-    int64_t lat = s->c.complete_ns - s->c.arrival_ns;
-    uint64_t bits = m->mask[NCQ_SLOT_QUEUED] | m->mask[NCQ_SLOT_SERVICE];
-    int b;
-
-    while (bits) {
-        NcqSlot *o = &m->slot[__builtin_ctzll(bits)];
-
-        bits &= bits - 1;
-        if (o != s && o->seq < s->seq) {
-            o->c.delay_count++;
-        }
-    }
-    ncq_slot_state(m, s, NCQ_SLOT_DONE);
-    s->emit_seq = ++m->emit_seq;
-    m->outstanding--;
-    m->st.completed[s->c.op & 3]++;
-    if (s->c.cache_hit) {
-        m->st.cache_hits++;
-    }
-    if (lat > m->st.max_latency_ns) {
-        m->st.max_latency_ns = lat;
-    }
-    for (b = 0; b < NCQ_LAT_BUCKETS - 1; b++) {
-        if (lat < ncq_lat_bounds_us[b] * 1000) {
-            break;
-        }
-    }
-    m->st.lat_hist[b]++;
-    m->st.delay_hist[ncq_delay_bucket(s->c.delay_count)]++;
-    if (s->c.delay_count > m->st.max_delay_count) {
-        m->st.max_delay_count = s->c.delay_count;
-    }
-}
-
+/* The mechanism's work ends at @t: it takes up its next. */
 static void ncq_mech_event(NcqModel *m, int64_t t)
 {
-    if (m->mech == NCQ_MECH_PREFETCH) {
-        uint32_t k = ncq_pf_stop(m, t);
-
-        /* a whole run, and the host still reads the stream: go on */
-        m->pf_armed = k >= m->pf_n && m->seg[m->pf_seg].valid &&
-                      m->seg[m->pf_seg].end == m->last_lba_end &&
-                      m->last_lba_end < m->pf_consumed +
-                                        m->p.readahead_sectors;
+    if (m->mech.op == NCQ_MECH_PREFETCH) {
+        ncq_pf_end(m, t);
     }
-    m->mech = NCQ_MECH_IDLE;
-    ncq_mech_decide(m, t);
+    ncq_mech_idle(m);
+    ncq_sched_decide(m, t);
 }
 
 static void ncq_run_to(NcqModel *m, int64_t now)
 {
     for (;;) {
-        int64_t tm = m->mech != NCQ_MECH_IDLE ? m->mech_until : INT64_MAX;
-        int d = ncq_next_done(m);
-        int64_t tc = d >= 0 ? m->slot[d].c.complete_ns : INT64_MAX;
+        int64_t tm = m->mech.op != NCQ_MECH_IDLE ? m->mech.until : INT64_MAX;
+        int d = ncq_queue_next_done(m);
+        int64_t tc = d >= 0 ? m->q.slot[d].c.complete_ns : INT64_MAX;
 
         if (tc <= now && tc <= tm) {
-            ncq_emit(m, &m->slot[d]);
+            ncq_queue_emit(m, d);
         } else if (tm <= now) {
             ncq_mech_event(m, tm);
         } else {
@@ -244,8 +154,8 @@ static int ncq_queued_outstanding(const NcqModel *m)
 {
     uint64_t tags = (1ULL << NCQ_MAX_TAGS) - 1;
 
-    return __builtin_popcountll((m->mask[NCQ_SLOT_QUEUED] |
-                                 m->mask[NCQ_SLOT_SERVICE]) & tags);
+    return __builtin_popcountll((m->q.mask[NCQ_SLOT_QUEUED] |
+                                 m->q.mask[NCQ_SLOT_SERVICE]) & tags);
 }
 
 static int ncq_check(NcqModel *m, const NcqCmd *cmd)
@@ -269,11 +179,11 @@ static int ncq_check(NcqModel *m, const NcqCmd *cmd)
         if (cmd->id >= NCQ_MAX_TAGS) {
             return NCQ_ERR_INVAL;
         }
-        if (m->slot[NCQ_MAX_TAGS].state != NCQ_SLOT_FREE &&
-            m->slot[NCQ_MAX_TAGS].state != NCQ_SLOT_DONE) {
+        if (m->q.slot[NCQ_MAX_TAGS].state != NCQ_SLOT_FREE &&
+            m->q.slot[NCQ_MAX_TAGS].state != NCQ_SLOT_DONE) {
             return NCQ_ERR_MIXED;
         }
-        if (m->slot[cmd->id].state != NCQ_SLOT_FREE) {
+        if (m->q.slot[cmd->id].state != NCQ_SLOT_FREE) {
             return NCQ_ERR_TAG_BUSY;
         }
         if (ncq_queued_outstanding(m) >= (int)m->p.queue_depth) {
@@ -283,47 +193,97 @@ static int ncq_check(NcqModel *m, const NcqCmd *cmd)
         if (ncq_queued_outstanding(m) > 0) {
             return NCQ_ERR_MIXED;
         }
-        if (m->slot[NCQ_MAX_TAGS].state != NCQ_SLOT_FREE) {
+        if (m->q.slot[NCQ_MAX_TAGS].state != NCQ_SLOT_FREE) {
             return NCQ_ERR_TAG_BUSY;
         }
     }
     return 0;
 }
 
-/* A read served from the buffer at @t: overhead and bus time only. */
-void ncq_serve_hit(NcqModel *m, NcqSlot *s, int64_t t)
+/* A command completed by the firmware alone (no media, no buffer). */
+static void ncq_complete_other(NcqModel *m, NcqSlot *s, int64_t now)
 {
-    int64_t st = t > m->bus_free ? t : m->bus_free;
-    int64_t bus = ncq_bus_ns(m, s->cmd.sectors);
+    NcqService sv = {
+        .dispatch_ns = s->c.arrival_ns,
+        .overhead_ns = m->p.ovh_other_ns,
+        .complete_ns = now + m->p.ovh_other_ns,
+        .reason = NCQ_REASON_ONLY,
+    };
 
-    m->bus_free = st + m->p.ovh_read_hit_ns + bus;
-    s->c.dispatch_ns = t;
-    s->c.overhead_ns = m->p.ovh_read_hit_ns + (st - t);
-    s->c.transfer_ns = bus;
-    s->c.complete_ns = m->bus_free;
-    s->c.reason = NCQ_REASON_CACHE;
-    s->c.cache_hit = true;
-    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
-    s->done_seq = ++m->done_seq;
-    m->st.sectors_read += s->cmd.sectors;
+    ncq_slot_complete(m, s, &sv);
 }
 
-static void ncq_complete_now(NcqModel *m, NcqSlot *s, int64_t done,
-                             int64_t ovh, int64_t xfer)
+/* A write taken into the write-back cache, if it has room. */
+static bool ncq_write_cached(NcqModel *m, NcqSlot *s, int64_t now)
 {
-    s->c.dispatch_ns = s->c.arrival_ns;
-    s->c.overhead_ns = ovh;
-    s->c.transfer_ns = xfer;
-    s->c.complete_ns = done;
-    s->c.reason = NCQ_REASON_CACHE;
-    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
-    s->done_seq = ++m->done_seq;
+    int64_t st, bus;
+    NcqService sv;
+
+    if (!m->s.write_cache ||
+        !ncq_wcache_insert(m, s->cmd.lba, s->cmd.sectors)) {
+        return false;
+    }
+    st = ncq_bus_start(m, now);
+    bus = ncq_bus_ns(m, s->cmd.sectors);
+    ncq_cache_invalidate(m, s->cmd.lba, s->cmd.sectors);
+    sv = (NcqService) {
+        .dispatch_ns = s->c.arrival_ns,
+        .overhead_ns = m->p.ovh_write_ns + (st - now),
+        .transfer_ns = bus,
+        .complete_ns = st + m->p.ovh_write_ns + bus,
+        .reason = NCQ_REASON_CACHE,
+        .cache_hit = true,
+    };
+    ncq_bus_busy(m, sv.complete_ns);
+    ncq_slot_complete(m, s, &sv);
+    return true;
+}
+
+/* A read served from the buffer or the read-ahead in progress. */
+static bool ncq_read_cached(NcqModel *m, NcqSlot *s, int64_t now)
+{
+    int seg;
+
+    if (ncq_cache_lookup(m, s->cmd.lba, s->cmd.sectors, now, &seg)) {
+        ncq_cache_serve_hit(m, s, now);
+        if (ncq_pf_consume(m, seg, s->cmd.lba + s->cmd.sectors)) {
+            ncq_sched_decide(m, now);
+        }
+        return true;
+    }
+    return ncq_pf_stream_hit(m, s, now, false);
+}
+
+/* A disk's command: from the buffer if it can, else into the queue. */
+static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
+{
+    if (s->cmd.op == NCQ_OP_OTHER) {
+        ncq_complete_other(m, s, now);
+        return;
+    }
+    if (s->cmd.op == NCQ_OP_READ && !s->cmd.fua &&
+        ncq_read_cached(m, s, now)) {
+        return;
+    }
+    if (s->cmd.op == NCQ_OP_WRITE && !s->cmd.fua &&
+        ncq_write_cached(m, s, now)) {
+        if (m->mech.op == NCQ_MECH_IDLE) {
+            ncq_sched_decide(m, now);
+        }
+        return;
+    }
+    ncq_queue_push(m, s);
+    ncq_pf_command_waits(m, now);
+    if (m->mech.op == NCQ_MECH_IDLE) {
+        ncq_sched_decide(m, now);
+    }
 }
 
 int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
 {
+    NcqFaultFate fate;
     NcqSlot *s;
-    int rc, idx, seg;
+    int rc;
 
     if (now_ns < m->now) {
         m->st.rejected++;
@@ -335,114 +295,26 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         m->st.rejected++;
         return rc;
     }
-    idx = cmd->queued ? (int)cmd->id : NCQ_MAX_TAGS;
-    s = &m->slot[idx];
-    memset(s, 0, sizeof(*s));
-    s->cmd = *cmd;
-    if (!cmd->queued) {
-        s->cmd.id = NCQ_ID_NONQUEUED;
-    }
-    if (cmd->op != NCQ_OP_READ && cmd->op != NCQ_OP_WRITE) {
-        s->cmd.lba = 0;
-        s->cmd.sectors = 0;
-    }
-    s->seq = ++m->seq;
-    s->c.id = s->cmd.id;
-    s->c.op = cmd->op;
-    s->c.lba = s->cmd.lba;
-    s->c.sectors = s->cmd.sectors;
-    s->c.fua = cmd->fua;
-    s->c.prio = cmd->prio;
-    s->c.queued = cmd->queued;
-    s->c.arrival_ns = now_ns;
-    s->c.dispatch_ns = -1;
-    s->c.queue_len_at_arrival = m->outstanding;
-    ncq_fault_check(m, s);
-    m->outstanding++;
-    m->st.submitted++;
-    if ((uint32_t)m->outstanding > m->st.max_queue_len) {
-        m->st.max_queue_len = m->outstanding;
-    }
-
+    ncq_fault_fate(m, cmd, &fate);
+    s = ncq_queue_admit(m, cmd, now_ns, &fate);
     if (m->p.kind == NCQ_KIND_SSD) {
         ncq_ssd_submit(m, s, now_ns);
-        return 0;
-    }
-    if (cmd->op == NCQ_OP_OTHER) {
-        ncq_complete_now(m, s, now_ns + m->p.ovh_other_ns,
-                         m->p.ovh_other_ns, 0);
-        s->c.reason = NCQ_REASON_ONLY;
-        return 0;
-    }
-    if (cmd->op != NCQ_OP_FLUSH) {
-        NcqPhys ph;
-
-        ncq_layout_map(m, s->cmd.lba, &ph);
-        s->cyl = ph.cyl;
-        s->head = ph.head;
-        s->angle = ncq_layout_angle(m, &ph);
-        s->ph = ph;
-    }
-    if (cmd->op == NCQ_OP_READ && !s->cmd.fua &&
-        ncq_cache_lookup(m, cmd->lba, cmd->sectors, now_ns, &seg)) {
-        ncq_serve_hit(m, s, now_ns);
-        ncq_pf_consume(m, seg, cmd->lba + cmd->sectors, now_ns);
-        return 0;
-    }
-    if (cmd->op == NCQ_OP_READ && !s->cmd.fua &&
-        ncq_pf_stream_hit(m, s, now_ns, false)) {
-        return 0;
-    }
-    if (cmd->op == NCQ_OP_WRITE && !s->cmd.fua && m->s.write_cache &&
-        ncq_wcache_insert(m, cmd->lba, cmd->sectors)) {
-        int64_t st = now_ns > m->bus_free ? now_ns : m->bus_free;
-        int64_t bus = ncq_bus_ns(m, cmd->sectors);
-
-        ncq_cache_invalidate(m, cmd->lba, cmd->sectors);
-        m->bus_free = st + m->p.ovh_write_ns + bus;
-        ncq_complete_now(m, s, m->bus_free, m->p.ovh_write_ns +
-                         (st - now_ns), bus);
-        s->c.cache_hit = true;
-        if (m->mech == NCQ_MECH_IDLE) {
-            ncq_mech_decide(m, now_ns);
-        }
-        return 0;
-    }
-    ncq_slot_state(m, s, NCQ_SLOT_QUEUED);
-    m->qorder[m->nq++] = idx;
-    if (cmd->op == NCQ_OP_READ && !s->cmd.fua && cmd->queued) {
-        m->rd_lo[idx] = cmd->lba;
-        m->rd_hi[idx] = cmd->lba + cmd->sectors;
     } else {
-        m->rd_lo[idx] = UINT64_MAX;
-        m->rd_hi[idx] = 0;
-    }
-    if (m->mech == NCQ_MECH_PREFETCH) {
-        if (now_ns >= m->pf_min_end) {
-            ncq_pf_stop(m, now_ns);
-        } else if (m->mech_until > m->pf_min_end) {
-            m->mech_until = m->pf_min_end;  /* finish the minimum first */
-            m->pf_end_n = m->pf_min_n;
-            m->pf_end_cyl = m->pf_min_cyl;
-            m->pf_end_head = m->pf_min_head;
-        }
-    }
-    if (m->mech == NCQ_MECH_IDLE) {
-        ncq_mech_decide(m, now_ns);
+        ncq_submit_hdd(m, s, now_ns);
     }
     return 0;
 }
 
 int64_t ncq_model_next_event(NcqModel *m)
 {
-    int64_t t = m->mech != NCQ_MECH_IDLE ? m->mech_until : INT64_MAX;
-    uint64_t bits = m->mask[NCQ_SLOT_SERVICE];
+    int64_t t = m->mech.op != NCQ_MECH_IDLE ? m->mech.until : INT64_MAX;
+    uint64_t bits = m->q.mask[NCQ_SLOT_SERVICE];
 
-    if (m->mask[NCQ_SLOT_DONE]) {
+    if (m->q.mask[NCQ_SLOT_DONE]) {
         return m->now;
     }
     while (bits) {
-        const NcqSlot *s = &m->slot[__builtin_ctzll(bits)];
+        const NcqSlot *s = &m->q.slot[__builtin_ctzll(bits)];
 
         bits &= bits - 1;
         if (s->c.complete_ns < t) {
@@ -455,62 +327,28 @@ int64_t ncq_model_next_event(NcqModel *m)
 int ncq_model_advance(NcqModel *m, int64_t now_ns, NcqCompletion *out,
                       int max)
 {
-    int n = 0;
-
     ncq_run_to(m, now_ns);
-    while (n < max && m->mask[NCQ_SLOT_DONE]) {
-        uint64_t bits = m->mask[NCQ_SLOT_DONE];
-        int best = -1;
-
-        while (bits) {
-            int i = __builtin_ctzll(bits);
-
-            bits &= bits - 1;
-            if (best < 0 || m->slot[i].emit_seq < m->slot[best].emit_seq) {
-                best = i;
-            }
-        }
-        out[n++] = m->slot[best].c;
-        ncq_slot_state(m, &m->slot[best], NCQ_SLOT_FREE);
-    }
-    return n;
+    return ncq_queue_take_done(m, out, max);
 }
 
 void ncq_model_reset(NcqModel *m, int64_t now_ns)
 {
-    int i;
-
     ncq_run_to(m, now_ns);
-    for (i = 0; i < NCQ_SLOTS; i++) {
-        ncq_slot_state(m, &m->slot[i], NCQ_SLOT_FREE);
-    }
-    m->nq = 0;
-    m->outstanding = 0;
+    ncq_queue_clear(m);
 }
 
 uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
 {
-    uint64_t lost;
-    int i;
+    bool destaging;
 
     ncq_model_reset(m, now_ns);
-    if (m->mech == NCQ_MECH_PREFETCH) {
-        ncq_pf_stop(m, m->now);
+    ncq_cache_power_loss(m, m->now);
+    /* an interrupted destage does not count as written */
+    destaging = m->mech.op == NCQ_MECH_DESTAGE;
+    if (destaging) {
+        ncq_mech_end(m, m->now);
     }
-    m->pf_armed = false;
-    lost = m->dirty_sectors;
-    if (m->mech == NCQ_MECH_DESTAGE) {
-        /* an interrupted destage does not count as written */
-        lost += m->destage.n;
-        m->mech = NCQ_MECH_IDLE;
-        m->mech_until = m->now;
-    }
-    m->ndirty = 0;
-    m->dirty_sectors = 0;
-    for (i = 0; i < NCQ_MAX_SEGS; i++) {
-        m->seg[i].valid = false;
-    }
-    return lost;
+    return ncq_wcache_power_loss(m, destaging);
 }
 
 static int ncq_range_cmp(const void *a, const void *b)
@@ -526,14 +364,14 @@ int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max)
     int n = 0, i, k = 0;
 
     ncq_run_to(m, now_ns);
-    for (i = 0; i < m->ndirty; i++) {
-        r[n++] = (NcqRange) { m->dirty[i].lba, m->dirty[i].n };
+    for (i = 0; i < m->wc.ndirty; i++) {
+        r[n++] = (NcqRange) { m->wc.dirty[i].lba, m->wc.dirty[i].n };
     }
-    if (m->mech == NCQ_MECH_DESTAGE) {
-        r[n++] = (NcqRange) { m->destage.lba, m->destage.n };
+    if (m->mech.op == NCQ_MECH_DESTAGE) {
+        r[n++] = (NcqRange) { m->wc.destage.lba, m->wc.destage.n };
     }
     for (i = 0; i < NCQ_SLOTS; i++) {
-        const NcqSlot *s = &m->slot[i];
+        const NcqSlot *s = &m->q.slot[i];
 
         if ((s->state == NCQ_SLOT_QUEUED || s->state == NCQ_SLOT_SERVICE) &&
             s->cmd.op == NCQ_OP_WRITE) {
@@ -560,7 +398,7 @@ int ncq_model_volatile(NcqModel *m, int64_t now_ns, NcqRange *out, int max)
 
 int ncq_model_outstanding(const NcqModel *m)
 {
-    return m->outstanding;
+    return m->q.outstanding;
 }
 
 void ncq_model_stats(const NcqModel *m, NcqStats *st)
@@ -580,9 +418,9 @@ int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
 
     ncq_run_to(m, now_ns);
     for (i = 0; i < NCQ_SLOTS; i++) {
-        if (m->slot[i].state == NCQ_SLOT_QUEUED ||
-            m->slot[i].state == NCQ_SLOT_SERVICE) {
-            for (j = n; j > 0 && m->slot[order[j - 1]].seq > m->slot[i].seq;
+        if (m->q.slot[i].state == NCQ_SLOT_QUEUED ||
+            m->q.slot[i].state == NCQ_SLOT_SERVICE) {
+            for (j = n; j > 0 && m->q.slot[order[j - 1]].seq > m->q.slot[i].seq;
                  j--) {
                 order[j] = order[j - 1];
             }
@@ -591,7 +429,7 @@ int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
         }
     }
     for (i = 0; i < n && i < max; i++) {
-        const NcqSlot *s = &m->slot[order[i]];
+        const NcqSlot *s = &m->q.slot[order[i]];
 
         out[i].id = s->cmd.id;
         out[i].op = s->cmd.op;
@@ -602,32 +440,6 @@ int ncq_model_queue_list(NcqModel *m, int64_t now_ns,
         out[i].age_ns = now_ns - s->c.arrival_ns;
     }
     return i;
-}
-
-static const char *const ncq_policy_names[NCQ_POLICY__MAX] = {
-    "fcfs", "sstf", "clook", "sptf", "aged-sptf",
-};
-
-const char *ncq_policy_name(NcqPolicy p)
-{
-    return (unsigned)p < NCQ_POLICY__MAX ? ncq_policy_names[p] : "?";
-}
-
-int ncq_policy_from_name(const char *s, NcqPolicy *out)
-{
-    int i;
-
-    for (i = 0; i < NCQ_POLICY__MAX; i++) {
-        if (!strcmp(s, ncq_policy_names[i])) {
-            *out = (NcqPolicy)i;
-            return 0;
-        }
-    }
-    if (!strcmp(s, "asptf") || !strcmp(s, "satf")) {
-        *out = !strcmp(s, "satf") ? NCQ_POLICY_SPTF : NCQ_POLICY_ASPTF;
-        return 0;
-    }
-    return NCQ_ERR_INVAL;
 }
 
 const char *ncq_op_name(NcqOp op)

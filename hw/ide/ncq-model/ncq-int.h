@@ -1,6 +1,28 @@
 /*
  * ncq-model private definitions.
  *
+ * Files and the direction of calls.  A file calls only files below it in
+ * this list, never one above, so the model's files call each other in no
+ * circle (a command goes down: model.c -> sched.c -> cache.c -> ...):
+ *
+ *   trace-write.c  trace records (uses model.c's names)
+ *   model.c        the public API: submit, advance, settings, power loss
+ *   sched.c        the firmware: which command or idle work is next
+ *   ssd.c          the SSD back end
+ *   wcache.c       write-back cache (NcqWriteCache)
+ *   cache.c        read cache and read-ahead (NcqReadCache, NcqReadAhead)
+ *   queue.c        the command queue, completions (NcqQueue)
+ *   mech.c         positioning, media and bus times; the head (NcqMech)
+ *   layout.c       LBA to cylinder, head, sector and angle (NcqLayout)
+ *   fault.c        fault rules (NcqFaults)
+ *   params.c       parameter files, policy names
+ *   num.c, rng.c   numbers and durations; the generator
+ *
+ * state.c and undo.c call none of the others.  Each part of NcqModel is
+ * written by the one file named at its type; others read it, or call that
+ * file to change it.  A file going up (cache.c needing a decision after a
+ * buffer hit) returns what happened and lets its caller act.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #ifndef NCQ_INT_H
@@ -11,6 +33,13 @@
 /* Rotational position unit: one revolution = NCQ_REV units. */
 #define NCQ_REV 60000000000ULL   /* ns per minute: pos = t * rpm */
 #define NCQ_ROT_SLOP_NS 4        /* this late still catches a sector */
+
+/*
+ * The scheduler's inner loop (tests/bench times one decision): aligned,
+ * so that its speed does not depend on the size of the code linked before
+ * it (branches straddling a 32-byte boundary run slower on many x86).
+ */
+#define NCQ_HOT __attribute__((aligned(64)))
 
 #define NCQ_SLOTS       (NCQ_MAX_TAGS + 1)  /* tags + one non-queued */
 #define NCQ_MAX_SEGS    32
@@ -34,6 +63,38 @@ typedef enum NcqMechOp {
     NCQ_MECH_DESTAGE,
 } NcqMechOp;
 
+/*
+ * Where the head is when a positioning starts, in the manner of DiskSim's
+ * struct dm_mech_state: cylinder, head and rotational position (that of
+ * the time the positioning starts, ncq_rot_pos()).  Small enough to pass
+ * by value.
+ */
+typedef struct NcqMechState {
+    uint32_t cyl;
+    uint32_t head;
+    uint64_t angle;
+} NcqMechState;
+
+/* Where an access starts: its first sector and that sector's angle. */
+typedef struct NcqTarget {
+    NcqPhys ph;
+    uint64_t angle;
+    bool write;             /* a write waits for the head to settle */
+} NcqTarget;
+
+/*
+ * The time an access takes, part by part, in the manner of DiskSim's
+ * dm_pos_time: seek (or head switch), write settle, rotational wait,
+ * media transfer and host (bus) transfer.
+ */
+typedef struct NcqPosTime {
+    int64_t seek_ns;
+    int64_t settle_ns;
+    int64_t rot_ns;
+    int64_t xfer_ns;
+    int64_t bus_ns;
+} NcqPosTime;
+
 typedef struct NcqSlot {
     NcqSlotState state;
     NcqCmd cmd;
@@ -41,12 +102,8 @@ typedef struct NcqSlot {
     uint64_t done_seq;    /* order in which completion became known */
     uint64_t emit_seq;    /* completion order */
     NcqCompletion c;
-    /* geometry of the first sector, computed at submit */
-    uint32_t cyl;
-    uint32_t head;
-    uint64_t angle;       /* rotational position of its start */
-    NcqPhys ph;
-    /* injected at submit (fault.c) */
+    NcqTarget tgt;        /* first sector, computed at submit */
+    /* injected at submit (fault.c decides, queue.c records) */
     int64_t fault_delay_ns;
     bool fault_hang;
 } NcqSlot;
@@ -68,6 +125,81 @@ typedef struct NcqChunk {
     uint32_t bytes;
 } NcqChunk;
 
+/* Precomputed layout (layout.c). */
+typedef struct NcqLayout {
+    uint64_t zone_first[NCQ_MAX_ZONES + 1];
+    uint64_t sectors;
+    uint64_t phase;               /* rotational phase at t = 0 */
+    uint64_t track_skew_u;
+    uint64_t cyl_step_u;          /* skew added per cylinder */
+} NcqLayout;
+
+/* The command queue (queue.c). */
+typedef struct NcqQueue {
+    NcqSlot slot[NCQ_SLOTS];
+    uint64_t mask[4];             /* slots in each NcqSlotState */
+    int order[NCQ_SLOTS];         /* queued slots, arrival order */
+    /* per slot: [rd_lo, rd_hi) of a queued buffered read, else empty */
+    uint64_t rd_lo[NCQ_SLOTS], rd_hi[NCQ_SLOTS];
+    int n;                        /* entries of order[] */
+    int outstanding;
+    uint64_t seq;
+    uint64_t done_seq;
+    uint64_t emit_seq;
+} NcqQueue;
+
+/* The head, the mechanism's current work and the host link (mech.c). */
+typedef struct NcqMech {
+    NcqMechOp op;
+    int64_t until;                /* op ends */
+    uint32_t cyl;
+    uint32_t head;
+    uint64_t lba_end;             /* sector after the last one accessed */
+    int64_t bus_free;
+} NcqMech;
+
+/* The scheduler's memory between decisions (sched.c). */
+typedef struct NcqSched {
+    int64_t plan_cutoff;          /* plan_ahead: arrivals after this wait */
+    /* after a minimum read-ahead: chosen among those here by then */
+    int64_t pf_cutoff;
+    uint64_t access_seq;
+} NcqSched;
+
+/* Read cache: segments and what changed in them (cache.c). */
+#define NCQ_CHG_RANGES 4
+typedef struct NcqReadCache {
+    NcqSeg seg[NCQ_MAX_SEGS];
+    uint64_t lru_clock;
+    /* buffer contents changed within these ranges since the last check */
+    int nchg;
+    uint64_t chg_lo[NCQ_CHG_RANGES], chg_hi[NCQ_CHG_RANGES];
+} NcqReadCache;
+
+/* Read-ahead (prefetch) into a read cache segment (cache.c). */
+typedef struct NcqReadAhead {
+    bool armed;
+    int seg;
+    uint64_t lba;                 /* first sector being prefetched */
+    uint32_t n;
+    int64_t first;                /* first sector under the head */
+    uint64_t consumed;            /* host has read seg up to here */
+    int64_t min_end;              /* minimum read-ahead done */
+    NcqPhys ph;                   /* where the read-ahead starts */
+    uint32_t min_cyl, min_head, end_cyl, end_head;
+    uint32_t min_n;               /* sectors of the minimum read-ahead */
+    uint32_t end_n;               /* sectors read when it ends as planned */
+} NcqReadAhead;
+
+/* Write-back cache: dirty extents and the one being destaged (wcache.c). */
+typedef struct NcqWriteCache {
+    NcqExtent dirty[NCQ_MAX_DIRTY];
+    int ndirty;
+    uint64_t dirty_sectors;
+    NcqExtent destage;            /* extent being written */
+} NcqWriteCache;
+
+/* SSD back end (ssd.c). */
 typedef struct NcqSsd {
     int64_t ctrl_free;
     int64_t die_free[NCQ_SSD_MAX_CH * NCQ_SSD_MAX_DIE];
@@ -79,147 +211,156 @@ typedef struct NcqSsd {
     NcqChunk chunk[NCQ_SSD_CHUNKS];
 } NcqSsd;
 
+/* Fault injection rules (fault.c). */
+typedef struct NcqFaults {
+    NcqFaultRule rule[NCQ_MAX_FAULTS];
+    int n;
+} NcqFaults;
+
+/*
+ * Each part is written by the one file named at its type; the others read
+ * it, or ask that file to change it.  p, s and now belong to model.c (the
+ * API); rng is drawn by whoever needs a number (layout.c, sched.c); the
+ * statistics are counters each file adds to.
+ */
 struct NcqModel {
     NcqParams p;
     NcqSettings s;
     uint64_t rng;
     int64_t now;
 
-    /* layout, precomputed */
-    uint64_t zone_first[NCQ_MAX_ZONES + 1];
-    uint64_t layout_sectors;
-    uint64_t phase;               /* rotational phase at t = 0 */
-    uint64_t track_skew_u;
-    uint64_t cyl_step_u;          /* skew added per cylinder */
-
-    /* commands */
-    NcqSlot slot[NCQ_SLOTS];
-    uint64_t mask[4];             /* slots in each NcqSlotState */
-    int qorder[NCQ_SLOTS];        /* queued slots, arrival order */
-    /* per slot: [rd_lo, rd_hi) of a queued buffered read, else empty */
-    uint64_t rd_lo[NCQ_SLOTS], rd_hi[NCQ_SLOTS];
-    int nq;
-    int outstanding;
-    uint64_t seq;
-    uint64_t done_seq;
-    uint64_t emit_seq;
-    uint64_t access_seq;
-
-    /* mechanism */
-    NcqMechOp mech;
-    int64_t mech_until;
-    uint32_t cur_cyl;
-    uint32_t cur_head;
-    uint64_t last_lba_end;
-    int64_t bus_free;
-    int64_t plan_cutoff;          /* plan_ahead: arrivals after this wait */
-
-    /* read cache + prefetch */
-    NcqSeg seg[NCQ_MAX_SEGS];
-    uint64_t lru_clock;
-    bool pf_armed;
-    int pf_seg;
-    uint64_t pf_lba;              /* first sector being prefetched */
-    uint32_t pf_n;
-    int64_t pf_first;             /* first sector under the head */
-    uint64_t pf_consumed;         /* host has read pf_seg up to here */
-    int64_t pf_min_end;           /* minimum read-ahead done */
-    NcqPhys pf_ph;                /* where the read-ahead starts */
-    uint32_t pf_min_cyl, pf_min_head, pf_end_cyl, pf_end_head;
-    uint32_t pf_min_n;            /* sectors of the minimum read-ahead */
-    uint32_t pf_end_n;            /* sectors read when it ends as planned */
-    /* the next command is chosen among those here by then (or all) */
-    int64_t pf_cutoff;
-    /* buffer contents changed within these ranges since the last check */
-#define NCQ_CHG_RANGES 4
-    int nchg;
-    uint64_t chg_lo[NCQ_CHG_RANGES], chg_hi[NCQ_CHG_RANGES];
-
-    /* write cache */
-    NcqExtent dirty[NCQ_MAX_DIRTY];
-    int ndirty;
-    uint64_t dirty_sectors;
-    NcqExtent destage;            /* extent being written */
-
+    NcqLayout layout;
+    NcqQueue q;
+    NcqMech mech;
+    NcqSched sched;
+    NcqReadCache cache;
+    NcqReadAhead ra;
+    NcqWriteCache wc;
     NcqSsd ssd;
+    NcqFaults faults;
     NcqStats st;
-
-    /* fault injection rules (fault.c) */
-    NcqFaultRule fault[NCQ_MAX_FAULTS];
-    int nfaults;
 };
 
-static inline void ncq_slot_state(NcqModel *m, NcqSlot *s,
-                                  NcqSlotState st)
-{
-    uint64_t bit = 1ULL << (s - m->slot);
+/* What a command's fault rules decided at submit (fault.c). */
+typedef struct NcqFaultFate {
+    NcqFaultKind kind;
+    uint64_t lba;
+    int64_t delay_ns;
+    bool hang;
+} NcqFaultFate;
 
-    m->mask[s->state] &= ~bit;
-    s->state = st;
-    m->mask[st] |= bit;
-    /*
-     * Every path that fixes a completion time passes here: an injected
-     * slow command completes late, a hung one never (fault.c).
-     */
-    if (st == NCQ_SLOT_SERVICE && (s->fault_delay_ns || s->fault_hang)) {
-        s->c.complete_ns = s->fault_hang ? INT64_MAX :
-                           s->c.complete_ns + s->fault_delay_ns;
-    }
-}
+/*
+ * How a command is served, as the path that serves it found it: the
+ * fields of its completion record that serving sets.
+ */
+typedef struct NcqService {
+    int64_t dispatch_ns;
+    int64_t overhead_ns;
+    int64_t seek_ns;
+    int64_t rotate_ns;
+    int64_t transfer_ns;
+    int64_t media_start_ns;
+    int64_t media_end_ns;
+    int64_t complete_ns;
+    uint64_t access_id;
+    NcqReason reason;
+    bool cache_hit;
+} NcqService;
+
+/* fault.c */
+void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate);
+int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 
 /* layout.c */
 int ncq_layout_init(NcqModel *m, char *err, size_t errlen);
 void ncq_layout_map(const NcqModel *m, uint64_t lba, NcqPhys *ph);
 uint64_t ncq_layout_angle(const NcqModel *m, const NcqPhys *ph);
-uint32_t ncq_layout_spt(const NcqModel *m, uint32_t zone);
 
-/* mech.c */
+/* queue.c */
+void ncq_queue_init(NcqModel *m);
+NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
+                         const NcqFaultFate *fate);
+void ncq_queue_push(NcqModel *m, NcqSlot *s);
+void ncq_queue_remove(NcqModel *m, int idx);
+void ncq_queue_insert_at(NcqModel *m, int pos, int idx);
+void ncq_queue_reinsert(NcqModel *m, int idx);
+void ncq_slot_dispatch(NcqModel *m, NcqSlot *s, int64_t t);
+void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *sv);
+int ncq_queue_next_done(const NcqModel *m);
+void ncq_queue_emit(NcqModel *m, int idx);
+int ncq_queue_take_done(NcqModel *m, NcqCompletion *out, int max);
+void ncq_queue_clear(NcqModel *m);
+
+/* mech.c: pure functions of the parameters, layout and arguments */
 int64_t ncq_seek_time(const NcqParams *p, uint32_t dist);
 uint64_t ncq_rot_pos(const NcqModel *m, int64_t t);
+uint64_t ncq_rot_advance(const NcqModel *m, uint64_t angle, int64_t delta_ns);
 int64_t ncq_rot_wait(const NcqModel *m, int64_t t, uint64_t angle);
-int64_t ncq_position_time(const NcqModel *m, uint32_t cyl, uint32_t head,
-                          int64_t ts, const NcqSlot *s, int64_t *seek);
-int64_t ncq_position_time_at(const NcqModel *m, uint32_t cyl, uint32_t head,
-                             uint64_t pos0, const NcqSlot *s);
+void ncq_target_of(const NcqModel *m, uint64_t lba, bool write,
+                   NcqTarget *to);
+NcqMechState ncq_mech_state_at(const NcqModel *m, int64_t t);
+int64_t ncq_pos_seek(const NcqModel *m, NcqMechState from,
+                     const NcqTarget *to, NcqPosTime *pt);
+int64_t ncq_pos_time(const NcqModel *m, NcqMechState from, int64_t t,
+                     const NcqTarget *to, NcqPosTime *pt);
+int64_t ncq_pos_plan(const NcqModel *m, NcqMechState from,
+                     const NcqTarget *to, NcqPosTime *pt);
+int64_t ncq_access_time(const NcqModel *m, NcqMechState from, int64_t t,
+                        const NcqTarget *to, uint32_t n, NcqPosTime *pt,
+                        NcqMechState *end);
 int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
                             uint32_t n, int64_t t_first, uint32_t *ecyl,
                             uint32_t *ehead, const uint32_t *marks,
                             int64_t *mark_t, int nmarks);
-int64_t ncq_media_walk(const NcqModel *m, uint64_t lba, uint32_t n,
-                       int64_t t_first, uint32_t *ecyl, uint32_t *ehead,
-                       const uint32_t *marks, int64_t *mark_t, int nmarks);
 uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,
                            int64_t t_first, int64_t t);
 int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors);
+int64_t ncq_bus_start(const NcqModel *m, int64_t t);
+/* mech.c: the head and the mechanism's state */
+void ncq_bus_busy(NcqModel *m, int64_t until);
+void ncq_mech_begin(NcqModel *m, NcqMechOp op, int64_t until);
+void ncq_mech_until(NcqModel *m, int64_t until);
+void ncq_mech_end(NcqModel *m, int64_t t);
+void ncq_mech_idle(NcqModel *m);
+void ncq_head_move(NcqModel *m, uint32_t cyl, uint32_t head);
+void ncq_head_lba_end(NcqModel *m, uint64_t lba_end);
 
 /* cache.c */
+uint32_t ncq_pf_progress(const NcqModel *m, int64_t t);
+void ncq_cache_changed(NcqModel *m, uint64_t lo, uint64_t hi);
+uint32_t ncq_pf_stop(NcqModel *m, int64_t t);
+void ncq_pf_end(NcqModel *m, int64_t t);
+void ncq_pf_disarm(NcqModel *m);
+bool ncq_pf_consume(NcqModel *m, int seg, uint64_t end);
+void ncq_pf_command_waits(NcqModel *m, int64_t t);
+bool ncq_pf_start(NcqModel *m, int64_t t);
+bool ncq_pf_start_stream(NcqModel *m, int seg, int64_t t);
+void ncq_cache_read_done(NcqModel *m, uint64_t lba, uint32_t n);
+void ncq_cache_written(NcqModel *m, uint64_t lba, uint32_t n);
+void ncq_cache_serve_hit(NcqModel *m, NcqSlot *s, int64_t t);
+bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t, bool force);
 bool ncq_cache_lookup(NcqModel *m, uint64_t lba, uint32_t n, int64_t t,
                       int *seg);
-void ncq_pf_consume(NcqModel *m, int seg, uint64_t end, int64_t t);
-bool ncq_pf_stream_hit(NcqModel *m, NcqSlot *s, int64_t t, bool force);
-void ncq_cache_changed(NcqModel *m, uint64_t lo, uint64_t hi);
+void ncq_cache_serve_queued(NcqModel *m, int64_t t);
 int ncq_cache_fill(NcqModel *m, uint64_t lba, uint32_t n);
 void ncq_cache_invalidate(NcqModel *m, uint64_t lba, uint32_t n);
-bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);
-void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n);
-uint32_t ncq_pf_progress(const NcqModel *m, int64_t t);
-uint32_t ncq_pf_stop(NcqModel *m, int64_t t);
+void ncq_cache_power_loss(NcqModel *m, int64_t t);
 
-/* sched.c */
-void ncq_mech_decide(NcqModel *m, int64_t t);
-int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
-                   int64_t *decide_ns);
+/* wcache.c */
+void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n);
+bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);
+void ncq_wcache_destage(NcqModel *m, uint64_t lba, uint32_t n);
+uint64_t ncq_wcache_power_loss(NcqModel *m, bool destaging);
 
 /* ssd.c */
 void ncq_ssd_init(NcqModel *m);
 void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now);
 
-/* model.c */
-void ncq_serve_hit(NcqModel *m, NcqSlot *s, int64_t t);
-
-/* fault.c */
-void ncq_fault_check(NcqModel *m, NcqSlot *s);
-int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
+/* sched.c */
+void ncq_sched_init(NcqModel *m);
+int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
+                   int64_t *decide_ns);
+void ncq_sched_decide(NcqModel *m, int64_t t);
 
 /* params.c / builtin.c */
 extern const char *const ncq_builtin_names[];

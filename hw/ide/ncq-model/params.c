@@ -115,6 +115,32 @@ static const char *const ncq_required[] = {
     "drive.name", "drive.model", "drive.kind", "drive.capacity",
 };
 
+static const char *const ncq_policy_names[NCQ_POLICY__MAX] = {
+    "fcfs", "sstf", "clook", "sptf", "aged-sptf",
+};
+
+const char *ncq_policy_name(NcqPolicy p)
+{
+    return (unsigned)p < NCQ_POLICY__MAX ? ncq_policy_names[p] : "?";
+}
+
+int ncq_policy_from_name(const char *s, NcqPolicy *out)
+{
+    int i;
+
+    for (i = 0; i < NCQ_POLICY__MAX; i++) {
+        if (!strcmp(s, ncq_policy_names[i])) {
+            *out = (NcqPolicy)i;
+            return 0;
+        }
+    }
+    if (!strcmp(s, "asptf") || !strcmp(s, "satf")) {
+        *out = !strcmp(s, "satf") ? NCQ_POLICY_SPTF : NCQ_POLICY_ASPTF;
+        return 0;
+    }
+    return NCQ_ERR_INVAL;
+}
+
 /* "123.456" as value * 10^9 (ncq_parse_decimal); 0 or -1. */
 static int ncq_param_fixed(const char *s, int64_t *out)
 {
@@ -172,12 +198,11 @@ static int ncq_words(char *s, char **w, int max)
     }
 }
 
-static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
-                       const char **why)
+/* Keys whose value is a word or a string. */
+static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
+                        const char **why)
 {
     char *base = (char *)p + k->off;
-    int64_t fx;
-    uint64_t u;
 
     switch (k->type) {
     case KT_STR:
@@ -213,21 +238,7 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
             return -1;
         }
         return 0;
-    case KT_U32:
-        if (ncq_param_uint(val, UINT32_MAX, &u) < 0) {
-            *why = "expected an unsigned 32-bit integer";
-            return -1;
-        }
-        *(uint32_t *)base = (uint32_t)u;
-        return 0;
-    case KT_U64:
-        if (ncq_param_uint(val, UINT64_MAX, &u) < 0) {
-            *why = "expected an unsigned integer";
-            return -1;
-        }
-        *(uint64_t *)base = u;
-        return 0;
-    case KT_BOOL:
+    default:    /* KT_BOOL */
         if (!strcmp(val, "on") || !strcmp(val, "yes") ||
             !strcmp(val, "true") || !strcmp(val, "1")) {
             *(bool *)base = true;
@@ -239,57 +250,72 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
             return -1;
         }
         return 0;
-    case KT_ZONE: {
-        char *w[4];
-        uint64_t v[3];
-        int i;
+    }
+}
 
-        if (ncq_words(val, w, 3) != 3) {
-            *why = "expected: zone = first_cylinder cylinders spt";
-            return -1;
-        }
-        for (i = 0; i < 3; i++) {
-            if (ncq_param_uint(w[i], UINT32_MAX, &v[i]) < 0) {
-                *why = "expected unsigned integers";
-                return -1;
-            }
-        }
-        if (p->nzones >= NCQ_MAX_ZONES) {
-            *why = "too many zones";
-            return -1;
-        }
-        p->zones[p->nzones].cyl_start = v[0];
-        p->zones[p->nzones].cyl_count = v[1];
-        p->zones[p->nzones].spt = v[2];
-        p->nzones++;
-        return 0;
-    }
-    case KT_POINT: {
-        char *w[3];
+/* "zone = first_cylinder cylinders spt": one more explicit zone. */
+static int ncq_add_zone(NcqParams *p, char *val, const char **why)
+{
+    char *w[4];
+    uint64_t v[3];
+    int i;
 
-        if (ncq_words(val, w, 2) != 2 ||
-            ncq_param_uint(w[0], UINT32_MAX, &u) < 0 ||
-            ncq_param_fixed(w[1], &fx) < 0) {
-            *why = "expected: point = distance milliseconds";
-            return -1;
-        }
-        if (p->seek_npoints >= NCQ_MAX_SEEK_POINTS) {
-            *why = "too many seek points";
-            return -1;
-        }
-        if (p->seek_npoints &&
-            p->seek_points[p->seek_npoints - 1].dist >= u) {
-            *why = "distances must increase";
-            return -1;
-        }
-        p->seek_points[p->seek_npoints].dist = u;
-        p->seek_points[p->seek_npoints].ns = fx / 1000;
-        p->seek_npoints++;
-        return 0;
+    if (ncq_words(val, w, 3) != 3) {
+        *why = "expected: zone = first_cylinder cylinders spt";
+        return -1;
     }
-    default:
-        break;
+    for (i = 0; i < 3; i++) {
+        if (ncq_param_uint(w[i], UINT32_MAX, &v[i]) < 0) {
+            *why = "expected unsigned integers";
+            return -1;
+        }
     }
+    if (p->nzones >= NCQ_MAX_ZONES) {
+        *why = "too many zones";
+        return -1;
+    }
+    p->zones[p->nzones].cyl_start = v[0];
+    p->zones[p->nzones].cyl_count = v[1];
+    p->zones[p->nzones].spt = v[2];
+    p->nzones++;
+    return 0;
+}
+
+/* "point = distance milliseconds": one more point of the seek table. */
+static int ncq_add_point(NcqParams *p, char *val, const char **why)
+{
+    char *w[3];
+    int64_t fx;
+    uint64_t u;
+
+    if (ncq_words(val, w, 2) != 2 ||
+        ncq_param_uint(w[0], UINT32_MAX, &u) < 0 ||
+        ncq_param_fixed(w[1], &fx) < 0) {
+        *why = "expected: point = distance milliseconds";
+        return -1;
+    }
+    if (p->seek_npoints >= NCQ_MAX_SEEK_POINTS) {
+        *why = "too many seek points";
+        return -1;
+    }
+    if (p->seek_npoints &&
+        p->seek_points[p->seek_npoints - 1].dist >= u) {
+        *why = "distances must increase";
+        return -1;
+    }
+    p->seek_points[p->seek_npoints].dist = u;
+    p->seek_points[p->seek_npoints].ns = fx / 1000;
+    p->seek_npoints++;
+    return 0;
+}
+
+/* Keys with a decimal value and a unit, stored scaled to the field's. */
+static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
+                          const char **why)
+{
+    char *base = (char *)p + k->off;
+    int64_t fx;
+
     if (ncq_param_fixed(val, &fx) < 0) {
         *why = "expected a non-negative decimal number";
         return -1;
@@ -338,6 +364,42 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
     }
 }
 
+static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
+                       const char **why)
+{
+    char *base = (char *)p + k->off;
+    uint64_t u;
+
+    switch (k->type) {
+    case KT_STR:
+    case KT_KIND:
+    case KT_POLICY:
+    case KT_SEEKTYPE:
+    case KT_BOOL:
+        return ncq_set_word(p, k, val, why);
+    case KT_U32:
+        if (ncq_param_uint(val, UINT32_MAX, &u) < 0) {
+            *why = "expected an unsigned 32-bit integer";
+            return -1;
+        }
+        *(uint32_t *)base = (uint32_t)u;
+        return 0;
+    case KT_U64:
+        if (ncq_param_uint(val, UINT64_MAX, &u) < 0) {
+            *why = "expected an unsigned integer";
+            return -1;
+        }
+        *(uint64_t *)base = u;
+        return 0;
+    case KT_ZONE:
+        return ncq_add_zone(p, val, why);
+    case KT_POINT:
+        return ncq_add_point(p, val, why);
+    default:
+        return ncq_set_scaled(p, k, val, why);
+    }
+}
+
 static void ncq_defaults(NcqParams *p)
 {
     memset(p, 0, sizeof(*p));
@@ -352,12 +414,12 @@ static void ncq_defaults(NcqParams *p)
     p->rpm = 1;
 }
 
-int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
-{
-    uint32_t i;
-
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); \
                       return NCQ_ERR_PARSE; } while (0)
+
+/* Limits every kind of drive shares. */
+static int ncq_validate_common(const NcqParams *p, char *err, size_t errlen)
+{
     if (!p->name[0] || !p->model[0]) {
         BAD("%s: name and model must be set", p->name);
     }
@@ -376,63 +438,69 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (p->bus_bytes_per_s < 1000000) {
         BAD("%s: bus_mb_s must be at least 1", p->name);
     }
-    {
-        /* keep every product of time and distance far from overflow */
-        const int64_t times[] = {
-            p->seek_a_ns, p->seek_b_ns, p->seek_c_ns, p->seek_e_ns,
-            p->head_switch_ns, p->write_settle_ns, p->seek_jitter_ns,
-            p->seek_plan_settle_ns,
-            p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
-            p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
-            p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
-        };
+    return 0;
+}
 
-        for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
-            if (times[i] < 0 || times[i] > 10000000000LL) {
-                BAD("%s: times must be within 0..10 s", p->name);
-            }
-        }
-        for (i = 0; i < p->seek_npoints; i++) {
-            if (p->seek_points[i].ns > 10000000000LL ||
-                p->seek_points[i].dist > 10000000) {
-                BAD("%s: seek points must be within 10 s and 10,000,000 "
-                    "cylinders", p->name);
-            }
-        }
-        if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
-            p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
-            BAD("%s: time-outs must be within an hour", p->name);
+/* Keep every product of time and distance far from overflow. */
+static int ncq_validate_times(const NcqParams *p, char *err, size_t errlen)
+{
+    const int64_t times[] = {
+        p->seek_a_ns, p->seek_b_ns, p->seek_c_ns, p->seek_e_ns,
+        p->head_switch_ns, p->write_settle_ns, p->seek_jitter_ns,
+        p->seek_plan_settle_ns,
+        p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
+        p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
+        p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
+    };
+    uint32_t i;
+
+    for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+        if (times[i] < 0 || times[i] > 10000000000LL) {
+            BAD("%s: times must be within 0..10 s", p->name);
         }
     }
-    if (p->kind == NCQ_KIND_SSD) {
-        if (p->channels < 1 || p->channels > NCQ_SSD_MAX_CH ||
-            p->dies_per_channel < 1 ||
-            p->dies_per_channel > NCQ_SSD_MAX_DIE) {
-            BAD("%s: ssd channels and dies_per_channel must be 1..16",
-                p->name);
+    for (i = 0; i < p->seek_npoints; i++) {
+        if (p->seek_points[i].ns > 10000000000LL ||
+            p->seek_points[i].dist > 10000000) {
+            BAD("%s: seek points must be within 10 s and 10,000,000 "
+                "cylinders", p->name);
         }
-        if (p->page_bytes < 512 || p->page_bytes % 512) {
-            BAD("%s: ssd page_kib must be a multiple of 0.5", p->name);
-        }
-        if (p->channel_bytes_per_s < 1000000) {
-            BAD("%s: ssd channel_mb_s must be at least 1", p->name);
-        }
-        if (p->write_buffer_bytes < p->page_bytes ||
-            p->write_buffer_bytes / p->page_bytes > NCQ_SSD_CHUNKS - 2) {
-            BAD("%s: ssd write buffer must hold 1..%d pages", p->name,
-                NCQ_SSD_CHUNKS - 2);
-        }
-        return 0;
     }
-    if (p->rpm < 1000 || p->rpm > 30000) {
-        BAD("%s: rpm must be 1000..30000", p->name);
+    if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
+        p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
+        BAD("%s: time-outs must be within an hour", p->name);
     }
-    if (p->cylinders > 10000000 || p->seek_x > 10000000) {
-        BAD("%s: at most 10,000,000 cylinders", p->name);
+    return 0;
+}
+
+static int ncq_validate_ssd(const NcqParams *p, char *err, size_t errlen)
+{
+    if (p->channels < 1 || p->channels > NCQ_SSD_MAX_CH ||
+        p->dies_per_channel < 1 ||
+        p->dies_per_channel > NCQ_SSD_MAX_DIE) {
+        BAD("%s: ssd channels and dies_per_channel must be 1..16",
+            p->name);
     }
-    if (p->heads < 1 || p->heads > 255) {
-        BAD("%s: heads must be 1..255", p->name);
+    if (p->page_bytes < 512 || p->page_bytes % 512) {
+        BAD("%s: ssd page_kib must be a multiple of 0.5", p->name);
     }
+    if (p->channel_bytes_per_s < 1000000) {
+        BAD("%s: ssd channel_mb_s must be at least 1", p->name);
+    }
+    if (p->write_buffer_bytes < p->page_bytes ||
+        p->write_buffer_bytes / p->page_bytes > NCQ_SSD_CHUNKS - 2) {
+        BAD("%s: ssd write buffer must hold 1..%d pages", p->name,
+            NCQ_SSD_CHUNKS - 2);
+    }
+    return 0;
+}
+
+/* Zones follow each other from cylinder 0 and hold the capacity. */
+static int ncq_validate_zones(const NcqParams *p, char *err, size_t errlen)
+{
+    uint64_t total = 0;
+    uint32_t i;
+
     if (p->nzones < 1 || p->nzones > NCQ_MAX_ZONES) {
         BAD("%s: need 1..%d zones", p->name, NCQ_MAX_ZONES);
     }
@@ -452,18 +520,31 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
             BAD("%s: zone %u sectors per track out of range", p->name, i);
         }
     }
-    {
-        uint64_t total = 0;
+    for (i = 0; i < p->nzones; i++) {
+        total += (uint64_t)p->zones[i].cyl_count * p->heads *
+                 (p->zones[i].spt - p->spare_per_track);
+    }
+    if (total < p->capacity) {
+        BAD("%s: layout holds %llu sectors, less than capacity %llu",
+            p->name, (unsigned long long)total,
+            (unsigned long long)p->capacity);
+    }
+    return 0;
+}
 
-        for (i = 0; i < p->nzones; i++) {
-            total += (uint64_t)p->zones[i].cyl_count * p->heads *
-                     (p->zones[i].spt - p->spare_per_track);
-        }
-        if (total < p->capacity) {
-            BAD("%s: layout holds %llu sectors, less than capacity %llu",
-                p->name, (unsigned long long)total,
-                (unsigned long long)p->capacity);
-        }
+static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
+{
+    if (p->rpm < 1000 || p->rpm > 30000) {
+        BAD("%s: rpm must be 1000..30000", p->name);
+    }
+    if (p->cylinders > 10000000 || p->seek_x > 10000000) {
+        BAD("%s: at most 10,000,000 cylinders", p->name);
+    }
+    if (p->heads < 1 || p->heads > 255) {
+        BAD("%s: heads must be 1..255", p->name);
+    }
+    if (ncq_validate_zones(p, err, errlen) < 0) {
+        return NCQ_ERR_PARSE;
     }
     if (p->seek_type == NCQ_SEEK_TABLE && p->seek_npoints < 2) {
         BAD("%s: seek table needs at least 2 points", p->name);
@@ -474,8 +555,20 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (p->segment_sectors == 0 && p->cache_segments) {
         BAD("%s: segment_kib must be positive", p->name);
     }
-#undef BAD
     return 0;
+}
+#undef BAD
+
+int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
+{
+    if (ncq_validate_common(p, err, errlen) < 0 ||
+        ncq_validate_times(p, err, errlen) < 0) {
+        return NCQ_ERR_PARSE;
+    }
+    if (p->kind == NCQ_KIND_SSD) {
+        return ncq_validate_ssd(p, err, errlen);
+    }
+    return ncq_validate_hdd(p, err, errlen);
 }
 
 /* Build nzones zones from outer/inner spt (stored in zones[0..1]). */
@@ -495,160 +588,230 @@ static void ncq_analytic_zones(NcqParams *p)
     }
 }
 
-int ncq_params_parse(const char *text, const char *fname,
-                     NcqParams **out, char *err, size_t errlen)
-{
-    NcqParams *p = calloc(1, sizeof(*p));
+/* What parsing a file has learnt so far. */
+typedef struct NcqParse {
+    NcqParams *p;
+    const char *fname;
+    int lineno;
     bool seen[NCQ_NKEYS];
-    char section[32] = "";
-    char line[512];
-    const char *s = text;
-    int lineno = 0, explicit_zones = 0, analytic = 0;
+    char section[32];
+    int explicit_zones;         /* "zone" lines */
+    int analytic;               /* zones, outer_spt and inner_spt lines */
+} NcqParse;
+
+static const NcqKey *ncq_find_key(const char *section, const char *key,
+                                  size_t *index)
+{
     size_t i;
 
-    *out = NULL;
-    if (!p) {
-        snprintf(err, errlen, "%s: out of memory", fname);
-        return NCQ_ERR_NOMEM;
+    for (i = 0; i < NCQ_NKEYS; i++) {
+        if (!strcmp(ncq_keys[i].section, section) &&
+            !strcmp(ncq_keys[i].key, key)) {
+            *index = i;
+            return &ncq_keys[i];
+        }
     }
-    ncq_defaults(p);
-    memset(seen, 0, sizeof(seen));
-    while (*s) {
-        const char *nl = strchr(s, '\n');
-        size_t len = nl ? (size_t)(nl - s) : strlen(s);
-        char *l, *eq, *key, *val, *hash;
-        const NcqKey *k = NULL;
-        const char *why = NULL;
+    return NULL;
+}
 
-        lineno++;
-        if (len >= sizeof(line)) {
-            snprintf(err, errlen, "%s:%d: line too long", fname, lineno);
-            goto fail;
+/* Zones come either from zone lines or from zones/outer_spt/inner_spt. */
+static int ncq_count_zone_keys(NcqParse *ps, const NcqKey *k,
+                               const char *key, char *err, size_t errlen)
+{
+    if (k->type == KT_ZONE) {
+        if (ps->analytic) {
+            snprintf(err, errlen, "%s:%d: key '%s': cannot mix zone "
+                     "lines with zones/outer_spt/inner_spt", ps->fname,
+                     ps->lineno, key);
+            return -1;
         }
-        memcpy(line, s, len);
-        line[len] = 0;
-        s += len + (nl ? 1 : 0);
-        hash = strchr(line, '#');
-        if (hash) {
-            *hash = 0;
-        }
-        l = ncq_trim(line);
-        if (!*l) {
-            continue;
-        }
-        if (*l == '[') {
-            char *e = strchr(l, ']');
-
-            if (!e || e[1] || e - l - 1 <= 0 ||
-                (size_t)(e - l - 1) >= sizeof(section)) {
-                snprintf(err, errlen, "%s:%d: malformed section header",
-                         fname, lineno);
-                goto fail;
-            }
-            *e = 0;
-            strcpy(section, l + 1);
-            continue;
-        }
-        eq = strchr(l, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected key = value", fname,
-                     lineno);
-            goto fail;
-        }
-        *eq = 0;
-        key = ncq_trim(l);
-        val = ncq_trim(eq + 1);
-        for (i = 0; i < NCQ_NKEYS; i++) {
-            if (!strcmp(ncq_keys[i].section, section) &&
-                !strcmp(ncq_keys[i].key, key)) {
-                k = &ncq_keys[i];
-                break;
-            }
-        }
-        if (!k) {
-            snprintf(err, errlen, "%s:%d: key '%s': unknown key in "
-                     "section [%s]", fname, lineno, key, section);
-            goto fail;
-        }
-        if (seen[i] && k->type != KT_ZONE && k->type != KT_POINT) {
-            snprintf(err, errlen, "%s:%d: key '%s': duplicate", fname,
-                     lineno, key);
-            goto fail;
-        }
-        if (!*val) {
-            snprintf(err, errlen, "%s:%d: key '%s': missing value", fname,
-                     lineno, key);
-            goto fail;
-        }
-        if (k->type == KT_ZONE) {
-            if (analytic) {
-                snprintf(err, errlen, "%s:%d: key '%s': cannot mix zone "
-                         "lines with zones/outer_spt/inner_spt", fname,
-                         lineno, key);
-                goto fail;
-            }
-            explicit_zones++;
-        }
-        if (!strcmp(section, "layout") &&
-            (!strcmp(key, "zones") || !strcmp(key, "outer_spt") ||
-             !strcmp(key, "inner_spt"))) {
-            if (explicit_zones) {
-                snprintf(err, errlen, "%s:%d: key '%s': cannot mix with "
-                         "zone lines", fname, lineno, key);
-                goto fail;
-            }
-            analytic++;
-        }
-        if (ncq_set_key(p, k, val, &why) < 0) {
-            snprintf(err, errlen, "%s:%d: key '%s': %s", fname, lineno, key,
-                     why);
-            goto fail;
-        }
-        seen[i] = true;
+        ps->explicit_zones++;
     }
+    if (!strcmp(ps->section, "layout") &&
+        (!strcmp(key, "zones") || !strcmp(key, "outer_spt") ||
+         !strcmp(key, "inner_spt"))) {
+        if (ps->explicit_zones) {
+            snprintf(err, errlen, "%s:%d: key '%s': cannot mix with "
+                     "zone lines", ps->fname, ps->lineno, key);
+            return -1;
+        }
+        ps->analytic++;
+    }
+    return 0;
+}
+
+/* "key = value" (comment and blanks removed) */
+static int ncq_parse_assignment(NcqParse *ps, char *l, char *err,
+                                size_t errlen)
+{
+    char *eq = strchr(l, '='), *key, *val;
+    const char *why = NULL;
+    const NcqKey *k;
+    size_t i = 0;
+
+    if (!eq) {
+        snprintf(err, errlen, "%s:%d: expected key = value", ps->fname,
+                 ps->lineno);
+        return -1;
+    }
+    *eq = 0;
+    key = ncq_trim(l);
+    val = ncq_trim(eq + 1);
+    k = ncq_find_key(ps->section, key, &i);
+    if (!k) {
+        snprintf(err, errlen, "%s:%d: key '%s': unknown key in "
+                 "section [%s]", ps->fname, ps->lineno, key, ps->section);
+        return -1;
+    }
+    if (ps->seen[i] && k->type != KT_ZONE && k->type != KT_POINT) {
+        snprintf(err, errlen, "%s:%d: key '%s': duplicate", ps->fname,
+                 ps->lineno, key);
+        return -1;
+    }
+    if (!*val) {
+        snprintf(err, errlen, "%s:%d: key '%s': missing value", ps->fname,
+                 ps->lineno, key);
+        return -1;
+    }
+    if (ncq_count_zone_keys(ps, k, key, err, errlen) < 0) {
+        return -1;
+    }
+    if (ncq_set_key(ps->p, k, val, &why) < 0) {
+        snprintf(err, errlen, "%s:%d: key '%s': %s", ps->fname, ps->lineno,
+                 key, why);
+        return -1;
+    }
+    ps->seen[i] = true;
+    return 0;
+}
+
+/* One line of the file: a section header, an assignment or nothing. */
+static int ncq_parse_line(NcqParse *ps, char *line, char *err, size_t errlen)
+{
+    char *hash = strchr(line, '#'), *l;
+
+    if (hash) {
+        *hash = 0;
+    }
+    l = ncq_trim(line);
+    if (!*l) {
+        return 0;
+    }
+    if (*l == '[') {
+        char *e = strchr(l, ']');
+
+        if (!e || e[1] || e - l - 1 <= 0 ||
+            (size_t)(e - l - 1) >= sizeof(ps->section)) {
+            snprintf(err, errlen, "%s:%d: malformed section header",
+                     ps->fname, ps->lineno);
+            return -1;
+        }
+        *e = 0;
+        strcpy(ps->section, l + 1);
+        return 0;
+    }
+    return ncq_parse_assignment(ps, l, err, errlen);
+}
+
+static int ncq_check_required(const NcqParse *ps, char *err, size_t errlen)
+{
+    size_t i, j;
+
     for (i = 0; i < sizeof(ncq_required) / sizeof(ncq_required[0]); i++) {
-        size_t j;
-
         for (j = 0; j < NCQ_NKEYS; j++) {
             char full[64];
 
             snprintf(full, sizeof(full), "%s.%s", ncq_keys[j].section,
                      ncq_keys[j].key);
-            if (!strcmp(full, ncq_required[i]) && !seen[j]) {
+            if (!strcmp(full, ncq_required[i]) && !ps->seen[j]) {
                 /* No line number: the key is missing from the whole file */
                 snprintf(err, errlen, "%s: key '%s': missing required "
-                         "key; add %s = ... to section [%s]", fname,
+                         "key; add %s = ... to section [%s]", ps->fname,
                          ncq_required[i], ncq_keys[j].key,
                          ncq_keys[j].section);
-                goto fail;
+                return -1;
             }
         }
     }
-    if (p->kind == NCQ_KIND_HDD && analytic) {
-        if (analytic != 3 || p->nzones < 1 || p->nzones > NCQ_MAX_ZONES ||
+    return 0;
+}
+
+/* Zones from the analytic keys, or the cylinders from the zone lines. */
+static int ncq_finish_zones(const NcqParse *ps, char *err, size_t errlen)
+{
+    NcqParams *p = ps->p;
+
+    if (p->kind == NCQ_KIND_HDD && ps->analytic) {
+        if (ps->analytic != 3 || p->nzones < 1 ||
+            p->nzones > NCQ_MAX_ZONES ||
             p->cylinders < p->nzones || p->zones[1].spt > p->zones[0].spt) {
             snprintf(err, errlen, "%s: key 'layout.zones': zones, outer_spt "
                      ">= inner_spt and cylinders >= zones are all needed",
-                     fname);
-            goto fail;
+                     ps->fname);
+            return -1;
         }
         ncq_analytic_zones(p);
-    } else if (p->kind == NCQ_KIND_HDD && explicit_zones &&
+    } else if (p->kind == NCQ_KIND_HDD && ps->explicit_zones &&
                p->cylinders == 0) {
         p->cylinders = p->zones[p->nzones - 1].cyl_start +
                        p->zones[p->nzones - 1].cyl_count;
     }
-    if (ncq_params_validate(p, err, errlen) < 0) {
+    return 0;
+}
+
+static int ncq_parse_text(NcqParse *ps, const char *s, char *err,
+                          size_t errlen)
+{
+    char line[512];
+
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+
+        ps->lineno++;
+        if (len >= sizeof(line)) {
+            snprintf(err, errlen, "%s:%d: line too long", ps->fname,
+                     ps->lineno);
+            return -1;
+        }
+        memcpy(line, s, len);
+        line[len] = 0;
+        s += len + (nl ? 1 : 0);
+        if (ncq_parse_line(ps, line, err, errlen) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int ncq_params_parse(const char *text, const char *fname,
+                     NcqParams **out, char *err, size_t errlen)
+{
+    NcqParse ps = { .fname = fname };
+
+    *out = NULL;
+    ps.p = calloc(1, sizeof(*ps.p));
+    if (!ps.p) {
+        snprintf(err, errlen, "%s: out of memory", fname);
+        return NCQ_ERR_NOMEM;
+    }
+    ncq_defaults(ps.p);
+    if (ncq_parse_text(&ps, text, err, errlen) < 0 ||
+        ncq_check_required(&ps, err, errlen) < 0 ||
+        ncq_finish_zones(&ps, err, errlen) < 0) {
+        goto fail;
+    }
+    if (ncq_params_validate(ps.p, err, errlen) < 0) {
         char tmp[256];
 
         snprintf(tmp, sizeof(tmp), "%s", err);
         snprintf(err, errlen, "%s: %s", fname, tmp);
         goto fail;
     }
-    *out = p;
+    *out = ps.p;
     return 0;
 fail:
-    free(p);
+    free(ps.p);
     return NCQ_ERR_PARSE;
 }
 

@@ -5,12 +5,41 @@
  *
  * Decisions happen only when the mechanism becomes free or when a command
  * arrives at an idle mechanism, so their times do not depend on how the
- * caller polls the model.
+ * caller polls the model.  The scheduler reads the queue, the head and the
+ * buffer; it changes them only through queue.c, mech.c, cache.c and
+ * wcache.c.  Its own memory between decisions is NcqSched.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
-#include <string.h>
 #include "ncq-int.h"
+
+/* One media access for one command or a cluster of adjacent ones. */
+typedef struct NcqAccess {
+    int members[NCQ_SLOTS];       /* slots, in LBA order */
+    uint32_t marks[NCQ_SLOTS];    /* sectors done when member i is done */
+    int64_t mark_t[NCQ_SLOTS];    /* ... and when that is */
+    int nm;
+    uint64_t start;               /* first sector */
+    uint64_t end;                 /* sector after the last */
+    uint32_t total;
+} NcqAccess;
+
+/* When its parts happen. */
+typedef struct NcqAccessTime {
+    int64_t ovh;                  /* command overhead and decision */
+    int64_t ts;                   /* seek starts */
+    int64_t sk;                   /* seek, settle and jitter */
+    int64_t ta;                   /* head on track (and data there) */
+    int64_t rot;
+    int64_t t_first;              /* first sector under the head */
+    int64_t t_end;                /* media transfer ends */
+    uint32_t ecyl, ehead;         /* where it leaves the head */
+} NcqAccessTime;
+
+void ncq_sched_init(NcqModel *m)
+{
+    m->sched.pf_cutoff = INT64_MAX;
+}
 
 static int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
 {
@@ -18,84 +47,76 @@ static int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
            m->p.ovh_read_miss_ns;
 }
 
-static void ncq_q_remove(NcqModel *m, int idx)
+static bool ncq_starving(const NcqModel *m, int64_t t)
 {
-    int i;
-
-    for (i = 0; i < m->nq; i++) {
-        if (m->qorder[i] == idx) {
-            for (; i + 1 < m->nq; i++) {
-                m->qorder[i] = m->qorder[i + 1];
-            }
-            m->nq--;
-            return;
-        }
-    }
+    return m->s.starvation_timeout_ns > 0 &&
+           t - m->q.slot[m->q.order[0]].c.arrival_ns >=
+           m->s.starvation_timeout_ns;
 }
 
-int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
-                   int64_t *decide_ns)
+/* A command whose time-out is due goes first; -1 when none. */
+static int ncq_pick_forced(NcqModel *m, int64_t t, NcqReason *reason)
 {
     const NcqSettings *s = &m->s;
-    int cand[NCQ_SLOTS];
-    int ncand = 0, i, best = -1, best_pure = -1;
-    bool any_low = false;
+    int i;
 
-    *decide_ns = 0;
-    if (m->nq == 0) {
-        return -1;
-    }
-    if (m->nq == 1) {
-        *reason = NCQ_REASON_ONLY;
-        return m->qorder[0];
-    }
     if (s->honour_prio && s->prio_timeout_ns > 0) {
-        for (i = 0; i < m->nq; i++) {
-            NcqSlot *q = &m->slot[m->qorder[i]];
+        for (i = 0; i < m->q.n; i++) {
+            const NcqSlot *q = &m->q.slot[m->q.order[i]];
 
             if (q->cmd.prio && t - q->c.arrival_ns >= s->prio_timeout_ns) {
                 *reason = NCQ_REASON_TIMEOUT;
                 m->st.prio_forced++;
-                return m->qorder[i];
+                return m->q.order[i];
             }
         }
     }
-    if (s->starvation_timeout_ns > 0 &&
-        t - m->slot[m->qorder[0]].c.arrival_ns >= s->starvation_timeout_ns) {
+    if (ncq_starving(m, t)) {
         *reason = NCQ_REASON_TIMEOUT;
         m->st.timeouts_forced++;
-        return m->qorder[0];
+        return m->q.order[0];
     }
-    for (i = 0; i < m->nq; i++) {
-        NcqSlot *q = &m->slot[m->qorder[i]];
+    return -1;
+}
 
-        if (s->honour_prio && !q->cmd.prio) {
-            any_low = true;
+/*
+ * The commands the policy chooses among, in arrival order: the high
+ * priority ones if any (*any_low: others wait), known when the choice was
+ * made, at most a window of them.
+ */
+static int ncq_pick_candidates(const NcqModel *m, int *cand, bool *any_low)
+{
+    int ncand = 0, i;
+
+    *any_low = false;
+    for (i = 0; i < m->q.n; i++) {
+        if (m->s.honour_prio && !m->q.slot[m->q.order[i]].cmd.prio) {
+            *any_low = true;
             continue;
         }
-        cand[ncand++] = m->qorder[i];
+        cand[ncand++] = m->q.order[i];
     }
     if (ncand == 0) {
         /* no high priority command: everyone is a candidate */
-        any_low = false;
-        for (i = 0; i < m->nq; i++) {
-            cand[ncand++] = m->qorder[i];
+        *any_low = false;
+        for (i = 0; i < m->q.n; i++) {
+            cand[ncand++] = m->q.order[i];
         }
     }
-    if (m->p.plan_ahead || m->pf_cutoff != INT64_MAX) {
+    if (m->p.plan_ahead || m->sched.pf_cutoff != INT64_MAX) {
         /*
          * Only commands known when the choice was made: when the previous
          * access was planned (plan_ahead), or when its data ended before
          * the minimum read-ahead.
          */
-        int64_t cut = m->p.plan_ahead ? m->plan_cutoff : INT64_MAX;
+        int64_t cut = m->p.plan_ahead ? m->sched.plan_cutoff : INT64_MAX;
         int k = 0;
 
-        if (m->pf_cutoff < cut) {
-            cut = m->pf_cutoff;
+        if (m->sched.pf_cutoff < cut) {
+            cut = m->sched.pf_cutoff;
         }
         for (i = 0; i < ncand; i++) {
-            if (m->slot[cand[i]].c.arrival_ns <= cut) {
+            if (m->q.slot[cand[i]].c.arrival_ns <= cut) {
                 cand[k++] = cand[i];
             }
         }
@@ -106,215 +127,197 @@ int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     if (m->p.sched_window && (uint32_t)ncand > m->p.sched_window) {
         ncand = m->p.sched_window;
     }
-    *reason = any_low ? NCQ_REASON_PRIORITY : NCQ_REASON_POLICY;
-    if (ncand == 1) {
-        return cand[0];
-    }
+    return ncand;
+}
 
-    switch (s->policy) {
-    case NCQ_POLICY_FCFS:
-        best = cand[0];
-        break;
-    case NCQ_POLICY_SSTF: {
-        uint32_t bd = UINT32_MAX;
+static int ncq_pick_sstf(const NcqModel *m, const int *cand, int ncand)
+{
+    uint32_t bd = UINT32_MAX, cyl = m->mech.cyl;
+    int i, best = -1;
 
-        for (i = 0; i < ncand; i++) {
-            NcqSlot *q = &m->slot[cand[i]];
-            uint32_t d = q->cyl > m->cur_cyl ? q->cyl - m->cur_cyl :
-                         m->cur_cyl - q->cyl;
+    for (i = 0; i < ncand; i++) {
+        uint32_t c = m->q.slot[cand[i]].tgt.ph.cyl;
+        uint32_t d = c > cyl ? c - cyl : cyl - c;
 
-            if (d < bd) {
-                bd = d;
-                best = cand[i];
-            }
+        if (d < bd) {
+            bd = d;
+            best = cand[i];
         }
-        break;
-    }
-    case NCQ_POLICY_CLOOK: {
-        int wrap = -1;
-
-        for (i = 0; i < ncand; i++) {
-            NcqSlot *q = &m->slot[cand[i]];
-
-            if (q->cmd.lba >= m->last_lba_end) {
-                if (best < 0 || q->cmd.lba < m->slot[best].cmd.lba) {
-                    best = cand[i];
-                }
-            } else if (wrap < 0 || q->cmd.lba < m->slot[wrap].cmd.lba) {
-                wrap = cand[i];
-            }
-        }
-        if (best < 0) {
-            best = wrap;
-        }
-        break;
-    }
-    case NCQ_POLICY_SPTF:
-    case NCQ_POLICY_ASPTF:
-    default: {
-        int64_t dec = m->p.sched_eval_ns * ncand;
-        int64_t be = INT64_MAX, bp = INT64_MAX;
-        /* rotational position when the seek can start, per op type */
-        uint64_t p_rd = ncq_rot_pos(m, t + dec + m->p.ovh_read_miss_ns);
-        uint64_t p_wr = ncq_rot_pos(m, t + dec + m->p.ovh_write_ns);
-
-        *decide_ns = dec;
-        for (i = 0; i < ncand; i++) {
-            NcqSlot *q = &m->slot[cand[i]];
-            int64_t eff;
-            int64_t pos = ncq_position_time_at(m, m->cur_cyl, m->cur_head,
-                                               q->cmd.op == NCQ_OP_WRITE ?
-                                               p_wr : p_rd, q);
-
-            if (pos < bp) {
-                bp = pos;
-                best_pure = cand[i];
-            }
-            eff = pos;
-            if (s->policy == NCQ_POLICY_ASPTF) {
-                /* credit = weight * age = age_us * weight_milli */
-                int64_t age_us = (t - q->c.arrival_ns) / 1000;
-                int64_t w = s->aging_weight_milli;
-
-                eff -= w && age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 :
-                       age_us * w;
-            }
-            if (eff < be) {
-                be = eff;
-                best = cand[i];
-            }
-        }
-        if (best != best_pure && *reason == NCQ_REASON_POLICY) {
-            *reason = NCQ_REASON_AGED;
-        }
-        break;
-    }
     }
     return best;
 }
 
-/* Start one destage access of dirty data. */
-static void ncq_start_destage(NcqModel *m, int64_t t)
+/* The lowest LBA at or after the head's, else the lowest of all. */
+static int ncq_pick_clook(const NcqModel *m, const int *cand, int ncand)
 {
     int i, best = -1, wrap = -1;
-    NcqSlot tmp;
-    NcqPhys ph;
-    int64_t sk, pos, end;
-    uint32_t n, ec, eh;
-    uint64_t lba;
+
+    for (i = 0; i < ncand; i++) {
+        const NcqSlot *q = &m->q.slot[cand[i]];
+
+        if (q->cmd.lba >= m->mech.lba_end) {
+            if (best < 0 || q->cmd.lba < m->q.slot[best].cmd.lba) {
+                best = cand[i];
+            }
+        } else if (wrap < 0 || q->cmd.lba < m->q.slot[wrap].cmd.lba) {
+            wrap = cand[i];
+        }
+    }
+    return best < 0 ? wrap : best;
+}
+
+/* Shortest positioning time, less an age credit under aged SPTF. */
+static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
+                         int ncand, NcqReason *reason, int64_t *decide_ns)
+{
+    int64_t dec = m->p.sched_eval_ns * ncand;
+    int64_t be = INT64_MAX, bp = INT64_MAX;
+    /* aged SPTF: credit = weight * age = age_us * weight_milli */
+    int64_t w = m->s.policy == NCQ_POLICY_ASPTF ? m->s.aging_weight_milli :
+                0;
+    int i, best = -1, best_pure = -1;
+    NcqMechState rd, wr;
+    NcqPosTime pt;
+
+    /* where the head is when the seek can start, per op type */
+    rd = ncq_mech_state_at(m, t + dec + m->p.ovh_read_miss_ns);
+    wr = rd;
+    wr.angle = ncq_rot_advance(m, rd.angle,
+                               m->p.ovh_write_ns - m->p.ovh_read_miss_ns);
+    *decide_ns = dec;
+    for (i = 0; i < ncand; i++) {
+        const NcqSlot *q = &m->q.slot[cand[i]];
+        int64_t pos = ncq_pos_plan(m, q->tgt.write ? wr : rd, &q->tgt, &pt);
+        int64_t eff = pos;
+
+        if (pos < bp) {
+            bp = pos;
+            best_pure = cand[i];
+        }
+        if (w) {
+            int64_t age_us = (t - q->c.arrival_ns) / 1000;
+
+            eff -= age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 : age_us * w;
+        }
+        if (eff < be) {
+            be = eff;
+            best = cand[i];
+        }
+    }
+    if (best != best_pure && *reason == NCQ_REASON_POLICY) {
+        *reason = NCQ_REASON_AGED;
+    }
+    return best;
+}
+
+NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
+                           int64_t *decide_ns)
+{
+    int cand[NCQ_SLOTS];
+    int ncand, best;
+    bool any_low;
+
+    *decide_ns = 0;
+    if (m->q.n == 0) {
+        return -1;
+    }
+    if (m->q.n == 1) {
+        *reason = NCQ_REASON_ONLY;
+        return m->q.order[0];
+    }
+    best = ncq_pick_forced(m, t, reason);
+    if (best >= 0) {
+        return best;
+    }
+    ncand = ncq_pick_candidates(m, cand, &any_low);
+    *reason = any_low ? NCQ_REASON_PRIORITY : NCQ_REASON_POLICY;
+    if (ncand == 1) {
+        return cand[0];
+    }
+    switch (m->s.policy) {
+    case NCQ_POLICY_FCFS:
+        return cand[0];
+    case NCQ_POLICY_SSTF:
+        return ncq_pick_sstf(m, cand, ncand);
+    case NCQ_POLICY_CLOOK:
+        return ncq_pick_clook(m, cand, ncand);
+    default:
+        return ncq_pick_sptf(m, t, cand, ncand, reason, decide_ns);
+    }
+}
+
+/* The dirty extent to destage next: by positioning time, or C-LOOK. */
+static int ncq_destage_pick(const NcqModel *m, int64_t t)
+{
+    const NcqWriteCache *wc = &m->wc;
+    int i, best = -1, wrap = -1;
 
     if (m->s.policy == NCQ_POLICY_SPTF || m->s.policy == NCQ_POLICY_ASPTF) {
         /* the firmware destages by positioning time too */
-        uint64_t p0 = ncq_rot_pos(m, t);
         int64_t bp = INT64_MAX;
+        NcqMechState from;
+        NcqTarget to;
+        NcqPosTime pt;
 
-        tmp.cmd.op = NCQ_OP_WRITE;
-        for (i = 0; i < m->ndirty; i++) {
-            ncq_layout_map(m, m->dirty[i].lba, &ph);
-            tmp.cyl = ph.cyl;
-            tmp.head = ph.head;
-            tmp.angle = ncq_layout_angle(m, &ph);
-            pos = ncq_position_time_at(m, m->cur_cyl, m->cur_head, p0, &tmp);
+        from = ncq_mech_state_at(m, t);
+        for (i = 0; i < wc->ndirty; i++) {
+            int64_t pos;
+
+            ncq_target_of(m, wc->dirty[i].lba, true, &to);
+            pos = ncq_pos_plan(m, from, &to, &pt);
             if (pos < bp) {
                 bp = pos;
                 best = i;
             }
         }
-    } else {
-        /* C-LOOK */
-        for (i = 0; i < m->ndirty; i++) {
-            uint64_t l = m->dirty[i].lba;
+        return best;
+    }
+    for (i = 0; i < wc->ndirty; i++) {
+        uint64_t l = wc->dirty[i].lba;
 
-            if (l >= m->last_lba_end) {
-                if (best < 0 || l < m->dirty[best].lba) {
-                    best = i;
-                }
-            } else if (wrap < 0 || l < m->dirty[wrap].lba) {
-                wrap = i;
+        if (l >= m->mech.lba_end) {
+            if (best < 0 || l < wc->dirty[best].lba) {
+                best = i;
             }
-        }
-        if (best < 0) {
-            best = wrap;
+        } else if (wrap < 0 || l < wc->dirty[wrap].lba) {
+            wrap = i;
         }
     }
-    lba = m->dirty[best].lba;
-    n = m->dirty[best].n < NCQ_DESTAGE_MAX ? m->dirty[best].n :
-        NCQ_DESTAGE_MAX;
-    ncq_wcache_remove(m, lba, n);
+    return best < 0 ? wrap : best;
+}
+
+/* Start one destage access of dirty data. */
+static void ncq_start_destage(NcqModel *m, int64_t t)
+{
+    int best = ncq_destage_pick(m, t);
+    uint64_t lba = m->wc.dirty[best].lba;
+    uint32_t n = m->wc.dirty[best].n < NCQ_DESTAGE_MAX ?
+                 m->wc.dirty[best].n : NCQ_DESTAGE_MAX;
+    NcqMechState end;
+    NcqTarget to;
+    NcqPosTime pt;
+    int64_t len;
+
+    ncq_wcache_destage(m, lba, n);
     ncq_cache_fill(m, lba, n);      /* the data stays readable */
-    m->pf_cutoff = INT64_MAX;
-    ncq_layout_map(m, lba, &ph);
-    tmp.cmd.op = NCQ_OP_WRITE;
-    tmp.cyl = ph.cyl;
-    tmp.head = ph.head;
-    tmp.angle = ncq_layout_angle(m, &ph);
-    pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
-    end = ncq_media_walk_from(m, &ph, n, t + pos, &ec, &eh, NULL, NULL, 0);
-    m->mech = NCQ_MECH_DESTAGE;
-    m->mech_until = end;
-    m->cur_cyl = ec;
-    m->cur_head = eh;
-    m->last_lba_end = lba + n;
-    m->destage.lba = lba;
-    m->destage.n = n;
+    m->sched.pf_cutoff = INT64_MAX;
+    ncq_target_of(m, lba, true, &to);
+    len = ncq_access_time(m, ncq_mech_state_at(m, t), t, &to, n, &pt, &end);
+    ncq_mech_begin(m, NCQ_MECH_DESTAGE, t + len);
+    ncq_head_move(m, end.cyl, end.head);
+    ncq_head_lba_end(m, lba + n);
     m->st.sectors_written += n;
 }
 
-static void ncq_start_prefetch(NcqModel *m, int64_t t)
+/* Read ahead; when commands wait, choose among those here now. */
+static void ncq_sched_prefetch(NcqModel *m, int64_t t, int seg)
 {
-    uint64_t lba = m->last_lba_end;
-    uint64_t n = m->p.readahead_sectors;
-    NcqSlot tmp;
-    NcqPhys ph;
-    int64_t sk, pos;
+    bool cut = seg >= 0 ? ncq_pf_start_stream(m, seg, t) :
+                          ncq_pf_start(m, t);
 
-    m->pf_armed = false;
-    if (lba >= m->p.capacity || !m->seg[m->pf_seg].valid ||
-        m->seg[m->pf_seg].end != lba) {
-        return;
+    if (cut) {
+        m->sched.pf_cutoff = t;
     }
-    if (n > m->p.capacity - lba) {
-        n = m->p.capacity - lba;
-    }
-    ncq_layout_map(m, lba, &ph);
-    tmp.cmd.op = NCQ_OP_READ;
-    tmp.cyl = ph.cyl;
-    tmp.head = ph.head;
-    tmp.angle = ncq_layout_angle(m, &ph);
-    pos = ncq_position_time(m, m->cur_cyl, m->cur_head, t, &tmp, &sk);
-    m->pf_lba = lba;
-    m->pf_n = n;
-    m->pf_min_n = m->p.min_readahead_sectors < n ?
-                  m->p.min_readahead_sectors : n;
-    m->pf_first = t + pos;
-    m->mech = NCQ_MECH_PREFETCH;
-    m->pf_ph = ph;
-    m->pf_min_end = t;
-    m->pf_min_cyl = m->pf_end_cyl = ph.cyl;
-    m->pf_min_head = m->pf_end_head = ph.head;
-    if (m->pf_min_n) {
-        m->pf_min_end = ncq_media_walk_from(m, &ph, m->pf_min_n, t + pos,
-                                            &m->pf_min_cyl, &m->pf_min_head,
-                                            NULL, NULL, 0);
-    }
-    if (m->nq > 0) {
-        /*
-         * Commands wait: read only the minimum.  The next one was chosen
-         * when the data of the last ended, i.e. now.
-         */
-        m->pf_end_n = m->pf_min_n;
-        m->mech_until = m->pf_min_end;
-        m->pf_end_cyl = m->pf_min_cyl;
-        m->pf_end_head = m->pf_min_head;
-        m->pf_cutoff = t;
-    } else {
-        m->pf_end_n = n;
-        m->mech_until = ncq_media_walk_from(m, &ph, n, t + pos,
-                                            &m->pf_end_cyl, &m->pf_end_head,
-                                            NULL, NULL, 0);
-    }
-    m->cur_cyl = ph.cyl;
-    m->cur_head = ph.head;
 }
 
 /*
@@ -325,20 +328,20 @@ static void ncq_start_prefetch(NcqModel *m, int64_t t)
  * when it does not apply (request spans tracks or the head lands
  * outside it).
  */
-static bool ncq_zero_latency(NcqModel *m, const NcqSlot *s, int64_t ta,
-                             int64_t *rot, int64_t *t_first, int64_t *t_end)
+static bool ncq_zero_latency(const NcqModel *m, const NcqSlot *s,
+                             NcqAccessTime *at)
 {
-    NcqPhys ph;
+    const NcqPhys *ph = &s->tgt.ph;
     uint64_t spt, pos, off, sect_u, j;
     uint64_t rev_ns_x = NCQ_REV;   /* one revolution in position units */
 
-    ncq_layout_map(m, s->cmd.lba, &ph);
-    spt = m->p.zones[ph.zone].spt;
-    if (ph.sector + s->cmd.sectors > spt - m->p.spare_per_track) {
+    spt = m->p.zones[ph->zone].spt;
+    if (ph->sector + s->cmd.sectors > spt - m->p.spare_per_track) {
         return false;
     }
-    pos = ncq_rot_pos(m, ta);
-    off = pos >= s->angle ? pos - s->angle : pos + NCQ_REV - s->angle;
+    pos = ncq_rot_pos(m, at->ta);
+    off = pos >= s->tgt.angle ? pos - s->tgt.angle :
+          pos + NCQ_REV - s->tgt.angle;
     sect_u = NCQ_REV / spt;
     /* next sector boundary; a few ns past one counts as on it */
     if (off < NCQ_ROT_SLOP_NS * (uint64_t)m->p.rpm) {
@@ -348,166 +351,233 @@ static bool ncq_zero_latency(NcqModel *m, const NcqSlot *s, int64_t ta,
     if (j >= s->cmd.sectors) {
         return false;
     }
-    *rot = j * NCQ_REV / spt > off ?
-           (int64_t)((j * NCQ_REV / spt - off + m->p.rpm - 1) / m->p.rpm) :
-           0;
-    *t_first = ta + *rot;
-    *t_end = *t_first + (int64_t)((rev_ns_x + m->p.rpm - 1) / m->p.rpm);
+    at->rot = j * NCQ_REV / spt > off ?
+              (int64_t)((j * NCQ_REV / spt - off + m->p.rpm - 1) /
+                        m->p.rpm) : 0;
+    at->t_first = at->ta + at->rot;
+    at->t_end = at->t_first +
+                (int64_t)((rev_ns_x + m->p.rpm - 1) / m->p.rpm);
     return true;
 }
 
-static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
-                      int64_t decide_ns)
+/* A queued command that extends the access at either end; -1 if none. */
+static int ncq_cluster_next(const NcqModel *m, const NcqSlot *lead,
+                            const NcqAccess *a, bool *before)
 {
-    NcqSlot *lead = &m->slot[idx], *first;
-    int members[NCQ_SLOTS];
-    uint32_t marks[NCQ_SLOTS];
-    int64_t mark_t[NCQ_SLOTS];
-    int nm = 1, i;
-    uint64_t end = lead->cmd.lba + lead->cmd.sectors;
-    uint32_t total = lead->cmd.sectors, ec, eh;
-    int64_t ovh, ts, sk, ta, rot, t_first, t_end;
-    bool wr = lead->cmd.op == NCQ_OP_WRITE;
+    int i;
 
-    ncq_q_remove(m, idx);
-    members[0] = idx;
-    if (m->s.clustering_sectors && lead->cmd.queued) {
-        uint64_t start = lead->cmd.lba;
-        bool found = true;
+    for (i = 0; i < m->q.n; i++) {
+        const NcqSlot *f = &m->q.slot[m->q.order[i]];
 
-        /* grow the access backwards, then forwards, in LBA order */
-        while (found) {
-            found = false;
-            for (i = 0; i < m->nq; i++) {
-                NcqSlot *f = &m->slot[m->qorder[i]];
-                bool before = f->cmd.lba + f->cmd.sectors == start;
+        *before = f->cmd.lba + f->cmd.sectors == a->start;
+        if (f->cmd.op == lead->cmd.op && f->cmd.queued &&
+            (*before || f->cmd.lba == a->end) &&
+            f->cmd.fua == lead->cmd.fua &&
+            a->total + f->cmd.sectors <= m->s.clustering_sectors) {
+            return m->q.order[i];
+        }
+    }
+    return -1;
+}
 
-                if (f->cmd.op == lead->cmd.op && f->cmd.queued &&
-                    (before || f->cmd.lba == end) &&
-                    f->cmd.fua == lead->cmd.fua &&
-                    total + f->cmd.sectors <= m->s.clustering_sectors) {
-                    int j, id = m->qorder[i];
+/*
+ * Take @idx from the queue with the queued commands it clusters with
+ * (grown backwards, then forwards, in LBA order).
+ */
+static void ncq_gather(NcqModel *m, int idx, NcqAccess *a)
+{
+    const NcqSlot *lead = &m->q.slot[idx];
+    int i, j, id;
+    bool before;
 
-                    if (before) {
-                        for (j = nm; j > 0; j--) {
-                            members[j] = members[j - 1];
-                        }
-                        members[0] = id;
-                        start = f->cmd.lba;
-                    } else {
-                        members[nm] = id;
-                        end += f->cmd.sectors;
-                    }
-                    nm++;
-                    total += f->cmd.sectors;
-                    ncq_q_remove(m, id);
-                    found = true;
-                    break;
-                }
+    ncq_queue_remove(m, idx);
+    a->members[0] = idx;
+    a->nm = 1;
+    a->start = lead->cmd.lba;
+    a->end = lead->cmd.lba + lead->cmd.sectors;
+    a->total = lead->cmd.sectors;
+    while (m->s.clustering_sectors && lead->cmd.queued &&
+           (id = ncq_cluster_next(m, lead, a, &before)) >= 0) {
+        const NcqSlot *f = &m->q.slot[id];
+
+        if (before) {
+            for (j = a->nm; j > 0; j--) {
+                a->members[j] = a->members[j - 1];
             }
-        }
-    }
-    total = 0;
-    for (i = 0; i < nm; i++) {
-        total += m->slot[members[i]].cmd.sectors;
-        marks[i] = total;
-    }
-    first = &m->slot[members[0]];
-
-    ovh = ncq_cmd_overhead(m, lead) + decide_ns;
-    ts = t + ovh;
-    ncq_position_time(m, m->cur_cyl, m->cur_head, ts, first, &sk);
-    if (sk && m->p.seek_jitter_ns) {
-        sk += (int64_t)(ncq_rng_next(&m->rng) %
-                        (uint64_t)(m->p.seek_jitter_ns + 1));
-    }
-    ta = ts + sk;
-    if (wr && ta < t + ncq_bus_ns(m, total)) {
-        ta = t + ncq_bus_ns(m, total);   /* data not yet in the buffer */
-    }
-    rot = ncq_rot_wait(m, ta, first->angle);
-    t_first = ta + rot;
-    if (m->s.zero_latency && nm == 1 &&
-        ncq_zero_latency(m, first, ta, &rot, &t_first, &t_end)) {
-        mark_t[0] = t_end;
-        ec = first->cyl;
-        eh = first->head;
-    } else {
-        t_end = ncq_media_walk_from(m, &first->ph, total, t_first, &ec,
-                                    &eh, marks, mark_t, nm);
-    }
-    m->access_seq++;
-    for (i = 0; i < nm; i++) {
-        NcqSlot *s = &m->slot[members[i]];
-        NcqCompletion *c = &s->c;
-
-        c->dispatch_ns = t;
-        c->overhead_ns = ovh;
-        c->seek_ns = sk;
-        c->rotate_ns = ta - ts - sk + rot;
-        c->transfer_ns = mark_t[i] - t_first;
-        c->media_start_ns = ts;
-        c->media_end_ns = t_end;
-        c->access_id = m->access_seq;
-        c->cache_hit = false;
-        c->reason = members[i] == idx ? reason : NCQ_REASON_CLUSTERED;
-        if (wr) {
-            c->complete_ns = mark_t[i];
+            a->members[0] = id;
+            a->start = f->cmd.lba;
         } else {
-            int64_t bus = t_first + ncq_bus_ns(m, marks[i]);
-
-            c->complete_ns = (mark_t[i] > bus ? mark_t[i] : bus) +
-                             ncq_bus_ns(m, 1);
+            a->members[a->nm] = id;
+            a->end += f->cmd.sectors;
         }
-        ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
-        s->done_seq = ++m->done_seq;
+        a->nm++;
+        a->total += f->cmd.sectors;
+        ncq_queue_remove(m, id);
     }
-    m->st.clustered += nm - 1;
-    m->mech = NCQ_MECH_CMD;
-    /* an injected slow sector keeps the mechanism retrying (fault.c) */
-    m->mech_until = t_end + ncq_fault_hold(m, members, nm);
-    m->plan_cutoff = t;
-    m->cur_cyl = ec;
-    m->cur_head = eh;
-    m->last_lba_end = end;
-    if (wr) {
-        ncq_cache_invalidate(m, first->cmd.lba, total);
-        ncq_wcache_remove(m, first->cmd.lba, total);
-        m->pf_armed = false;
-        m->st.sectors_written += total;
-    } else {
-        m->pf_seg = ncq_cache_fill(m, first->cmd.lba, total);
-        m->pf_armed = m->pf_seg >= 0 && m->p.readahead_sectors > 0;
-        m->pf_consumed = end;
-        m->st.sectors_read += total;
+    a->total = 0;
+    for (i = 0; i < a->nm; i++) {
+        a->total += m->q.slot[a->members[i]].cmd.sectors;
+        a->marks[i] = a->total;
     }
 }
 
-/* Queued reads whose data reached the buffer since they arrived. */
-static void ncq_serve_cached(NcqModel *m, int64_t t)
+/* Time the access @a decided at @t, led by slot @lead. */
+static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
+                            int64_t t, int64_t decide_ns, NcqAccessTime *at)
 {
-    int i = 0, seg, r;
+    const NcqSlot *first = &m->q.slot[a->members[0]];
+    bool wr = lead->cmd.op == NCQ_OP_WRITE;
+    /* only the head's place matters for the seek: no angle needed */
+    NcqMechState from = { .cyl = m->mech.cyl, .head = m->mech.head };
+    NcqPosTime pt;
 
-    if (m->nchg == 0) {
-        return;
+    at->ovh = ncq_cmd_overhead(m, lead) + decide_ns;
+    at->ts = t + at->ovh;
+    at->sk = ncq_pos_seek(m, from, &first->tgt, &pt);
+    if (at->sk && m->p.seek_jitter_ns) {
+        at->sk += (int64_t)(ncq_rng_next(&m->rng) %
+                            (uint64_t)(m->p.seek_jitter_ns + 1));
     }
-    while (i < m->nq) {
-        int idx = m->qorder[i];
-        NcqSlot *q = &m->slot[idx];
-        int hit = 0;
+    at->ta = at->ts + at->sk;
+    if (wr && at->ta < t + ncq_bus_ns(m, a->total)) {
+        at->ta = t + ncq_bus_ns(m, a->total);  /* data not yet in buffer */
+    }
+    at->rot = ncq_rot_wait(m, at->ta, first->tgt.angle);
+    at->t_first = at->ta + at->rot;
+    if (m->s.zero_latency && a->nm == 1 && ncq_zero_latency(m, first, at)) {
+        a->mark_t[0] = at->t_end;
+        at->ecyl = first->tgt.ph.cyl;
+        at->ehead = first->tgt.ph.head;
+    } else {
+        at->t_end = ncq_media_walk_from(m, &first->tgt.ph, a->total,
+                                        at->t_first, &at->ecyl, &at->ehead,
+                                        a->marks, a->mark_t, a->nm);
+    }
+}
 
-        for (r = 0; r < m->nchg; r++) {
-            hit |= (m->rd_lo[idx] < m->chg_hi[r]) &
-                   (m->rd_hi[idx] > m->chg_lo[r]);
+/* Each member completes when its last sector is done (and sent). */
+static void ncq_complete_access(NcqModel *m, const NcqAccess *a,
+                                const NcqAccessTime *at, int64_t t, int lead,
+                                NcqReason reason)
+{
+    bool wr = m->q.slot[lead].cmd.op == NCQ_OP_WRITE;
+    int i;
+
+    for (i = 0; i < a->nm; i++) {
+        NcqService sv = {
+            .dispatch_ns = t,
+            .overhead_ns = at->ovh,
+            .seek_ns = at->sk,
+            .rotate_ns = at->ta - at->ts - at->sk + at->rot,
+            .transfer_ns = a->mark_t[i] - at->t_first,
+            .media_start_ns = at->ts,
+            .media_end_ns = at->t_end,
+            .access_id = m->sched.access_seq,
+            .reason = a->members[i] == lead ? reason : NCQ_REASON_CLUSTERED,
+            .complete_ns = a->mark_t[i],
+        };
+
+        if (!wr) {
+            int64_t bus = at->t_first + ncq_bus_ns(m, a->marks[i]);
+
+            sv.complete_ns = (a->mark_t[i] > bus ? a->mark_t[i] : bus) +
+                             ncq_bus_ns(m, 1);
         }
-        if (hit && ncq_cache_lookup(m, q->cmd.lba, q->cmd.sectors, t, &seg)) {
-            ncq_q_remove(m, idx);
-            ncq_serve_hit(m, q, t);
+        ncq_slot_complete(m, &m->q.slot[a->members[i]], &sv);
+    }
+}
+
+/* Serve slot @idx (and what clusters with it) as one media access. */
+static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
+                      int64_t decide_ns)
+{
+    bool wr = m->q.slot[idx].cmd.op == NCQ_OP_WRITE;
+    NcqAccessTime at;
+    NcqAccess a;
+
+    ncq_gather(m, idx, &a);
+    ncq_time_access(m, &m->q.slot[idx], &a, t, decide_ns, &at);
+    m->sched.access_seq++;
+    ncq_complete_access(m, &a, &at, t, idx, reason);
+    m->st.clustered += a.nm - 1;
+    /* an injected slow sector keeps the mechanism retrying (fault.c) */
+    ncq_mech_begin(m, NCQ_MECH_CMD,
+                   at.t_end + ncq_fault_hold(m, a.members, a.nm));
+    m->sched.plan_cutoff = t;
+    ncq_head_move(m, at.ecyl, at.ehead);
+    ncq_head_lba_end(m, a.end);
+    if (wr) {
+        ncq_cache_written(m, a.start, a.total);
+        ncq_wcache_remove(m, a.start, a.total);
+        m->st.sectors_written += a.total;
+    } else {
+        ncq_cache_read_done(m, a.start, a.total);
+        m->st.sectors_read += a.total;
+    }
+}
+
+/*
+ * The queued read to serve by reading on from segment @sg, which ends
+ * where the head is: the lowest one starting in it and ending at most a
+ * read-ahead beyond it.  -1 when none may go now.
+ */
+static int ncq_stream_pick(const NcqModel *m, int64_t t, int sg)
+{
+    const NcqSettings *s = &m->s;
+    uint64_t lo = m->cache.seg[sg].start, hi = m->cache.seg[sg].end;
+    int i, best = -1;
+
+    for (i = 0; i < m->q.n; i++) {
+        int idx = m->q.order[i];
+        const NcqSlot *q;
+
+        /* rd_lo in [lo, hi], ends at most a read-ahead beyond hi */
+        if (m->q.rd_lo[idx] - lo > hi - lo ||
+            m->q.rd_hi[idx] - hi > m->p.readahead_sectors ||
+            (best >= 0 && m->q.rd_lo[idx] >= m->q.rd_lo[best])) {
             continue;
+        }
+        q = &m->q.slot[idx];
+        if (s->honour_prio && s->prio_timeout_ns > 0 && q->cmd.prio &&
+            t - q->c.arrival_ns >= s->prio_timeout_ns) {
+            continue;
+        }
+        best = idx;
+    }
+    if (best < 0 ||
+        (s->policy == NCQ_POLICY_FCFS && best != m->q.order[0])) {
+        return -1;
+    }
+    if (s->honour_prio && !m->q.slot[best].cmd.prio) {
+        for (i = 0; i < m->q.n; i++) {
+            if (m->q.slot[m->q.order[i]].cmd.prio) {
+                return -1;          /* high priority goes first */
+            }
+        }
+    }
+    return best;
+}
+
+/* More queued continuations ride on the same read-ahead. */
+static void ncq_stream_riders(NcqModel *m, int64_t t)
+{
+    int i = 0;
+
+    while (i < m->q.n) {
+        int idx = m->q.order[i];
+        NcqSlot *q = &m->q.slot[idx];
+
+        if (q->cmd.op == NCQ_OP_READ && !q->cmd.fua && q->cmd.queued &&
+            q->cmd.lba >= m->ra.lba && q->cmd.lba <= m->ra.lba + m->ra.n) {
+            ncq_queue_remove(m, idx);
+            if (ncq_pf_stream_hit(m, q, t, true)) {
+                continue;
+            }
+            /* too far ahead: back in the queue (it was at position i) */
+            ncq_queue_insert_at(m, i, idx);
         }
         i++;
     }
-    m->nchg = 0;
 }
 
 /*
@@ -518,21 +588,15 @@ static void ncq_serve_cached(NcqModel *m, int64_t t)
  */
 static bool ncq_serve_stream(NcqModel *m, int64_t t)
 {
-    const NcqSettings *s = &m->s;
-    int i, sg = -1, best = -1;
-    uint64_t lo, hi;
-    bool any = false;
+    int i, sg = -1, best;
 
-    if (m->p.readahead_sectors == 0 || m->nq == 0 ||
-        m->last_lba_end >= m->p.capacity) {
-        return false;
-    }
-    if (s->starvation_timeout_ns > 0 &&
-        t - m->slot[m->qorder[0]].c.arrival_ns >= s->starvation_timeout_ns) {
+    if (m->p.readahead_sectors == 0 || m->q.n == 0 ||
+        m->mech.lba_end >= m->p.capacity || ncq_starving(m, t)) {
         return false;
     }
     for (i = 0; i < NCQ_MAX_SEGS && i < (int)m->p.cache_segments; i++) {
-        if (m->seg[i].valid && m->seg[i].end == m->last_lba_end) {
+        if (m->cache.seg[i].valid &&
+            m->cache.seg[i].end == m->mech.lba_end) {
             sg = i;
             break;
         }
@@ -540,135 +604,99 @@ static bool ncq_serve_stream(NcqModel *m, int64_t t)
     if (sg < 0) {
         return false;
     }
-    lo = m->seg[sg].start;
-    hi = m->seg[sg].end;
-    for (i = 0; i < m->nq; i++) {
-        int idx = m->qorder[i];
-        NcqSlot *q;
-
-        /* rd_lo in [lo, hi], ends at most a read-ahead beyond hi */
-        if (m->rd_lo[idx] - lo > hi - lo ||
-            m->rd_hi[idx] - hi > m->p.readahead_sectors ||
-            (best >= 0 && m->rd_lo[idx] >= m->rd_lo[best])) {
-            continue;
-        }
-        q = &m->slot[idx];
-        if (s->honour_prio && s->prio_timeout_ns > 0 && q->cmd.prio &&
-            t - q->c.arrival_ns >= s->prio_timeout_ns) {
-            continue;
-        }
-        best = idx;
-    }
-    if (best < 0 ||
-        (s->policy == NCQ_POLICY_FCFS && best != m->qorder[0])) {
+    best = ncq_stream_pick(m, t, sg);
+    if (best < 0) {
         return false;
     }
-    if (s->honour_prio && !m->slot[best].cmd.prio) {
-        for (i = 0; i < m->nq; i++) {
-            if (m->slot[m->qorder[i]].cmd.prio) {
-                return false;       /* high priority goes first */
-            }
-        }
-    }
-    m->pf_seg = sg;
-    m->pf_armed = true;
-    ncq_q_remove(m, best);
-    ncq_start_prefetch(m, t);
-    if (m->mech != NCQ_MECH_PREFETCH ||
-        !ncq_pf_stream_hit(m, &m->slot[best], t, true)) {
+    ncq_queue_remove(m, best);
+    ncq_sched_prefetch(m, t, sg);
+    if (m->mech.op != NCQ_MECH_PREFETCH ||
+        !ncq_pf_stream_hit(m, &m->q.slot[best], t, true)) {
         /* cannot happen: undo, put it back in arrival order */
         ncq_pf_stop(m, t);
-        m->qorder[m->nq++] = best;
-        for (i = m->nq - 1; i > 0 &&
-             m->slot[m->qorder[i - 1]].seq > m->slot[best].seq; i--) {
-            m->qorder[i] = m->qorder[i - 1];
-            m->qorder[i - 1] = best;
-        }
+        ncq_queue_reinsert(m, best);
         return false;
     }
-    any = true;
-    /* more queued continuations ride on the same read-ahead */
-    i = 0;
-    while (i < m->nq) {
-        int idx = m->qorder[i];
-        NcqSlot *q = &m->slot[idx];
-
-        if (q->cmd.op == NCQ_OP_READ && !q->cmd.fua && q->cmd.queued &&
-            q->cmd.lba >= m->pf_lba && q->cmd.lba <= m->pf_lba + m->pf_n) {
-            ncq_q_remove(m, idx);
-            if (ncq_pf_stream_hit(m, q, t, true)) {
-                continue;
-            }
-            /* too far ahead: back in the queue (it was at position i) */
-            memmove(&m->qorder[i + 1], &m->qorder[i],
-                    (m->nq - i) * sizeof(m->qorder[0]));
-            m->qorder[i] = idx;
-            m->nq++;
-        }
-        i++;
-    }
-    return any;
+    ncq_stream_riders(m, t);
+    return true;
 }
 
-void ncq_mech_decide(NcqModel *m, int64_t t)
+/*
+ * A FLUSH at the head of the queue: it completes once the write cache
+ * is empty.  Returns true when the mechanism went to destage for it.
+ */
+static bool ncq_serve_flush(NcqModel *m, int64_t t)
+{
+    NcqSlot *s = &m->q.slot[NCQ_MAX_TAGS];
+    NcqService sv = {
+        .overhead_ns = m->p.ovh_other_ns,
+        .complete_ns = t + m->p.ovh_other_ns,
+        .reason = NCQ_REASON_ONLY,
+    };
+
+    ncq_slot_dispatch(m, s, t);
+    if (m->wc.ndirty > 0) {
+        ncq_start_destage(m, t);
+        return true;
+    }
+    ncq_queue_remove(m, NCQ_MAX_TAGS);
+    sv.dispatch_ns = s->c.dispatch_ns;
+    sv.transfer_ns = t - s->c.dispatch_ns;
+    ncq_slot_complete(m, s, &sv);
+    return false;
+}
+
+/* Nearly full write cache: make room first, unless a command starves. */
+static bool ncq_must_destage(const NcqModel *m, int64_t t)
+{
+    return m->wc.ndirty > 0 &&
+           (m->wc.dirty_sectors * 4 >=
+            (uint64_t)m->p.write_cache_sectors * 3 ||
+            m->wc.ndirty * 4 >= NCQ_MAX_DIRTY * 3) &&
+           !ncq_starving(m, t);
+}
+
+/* The mechanism is free at @t: give it its next work, if any. */
+void ncq_sched_decide(NcqModel *m, int64_t t)
 {
     for (;;) {
         NcqReason reason;
         int64_t dec;
         int idx;
 
-        if (m->mech != NCQ_MECH_IDLE) {
+        if (m->mech.op != NCQ_MECH_IDLE) {
             return;
         }
-        ncq_serve_cached(m, t);
+        ncq_cache_serve_queued(m, t);
         if (ncq_serve_stream(m, t)) {
             return;
         }
-        if (m->pf_armed && (m->nq == 0 || m->p.min_readahead_sectors)) {
-            ncq_start_prefetch(m, t);
-            if (m->mech != NCQ_MECH_IDLE) {
+        if (m->ra.armed && (m->q.n == 0 || m->p.min_readahead_sectors)) {
+            ncq_sched_prefetch(m, t, -1);
+            if (m->mech.op != NCQ_MECH_IDLE) {
                 return;
             }
         }
-        m->pf_armed = false;
-        if (m->nq == 0) {
-            if (m->ndirty > 0) {
+        ncq_pf_disarm(m);
+        if (m->q.n == 0) {
+            if (m->wc.ndirty > 0) {
                 ncq_start_destage(m, t);
             }
             return;
         }
-        if (m->qorder[0] == NCQ_MAX_TAGS &&
-            m->slot[NCQ_MAX_TAGS].cmd.op == NCQ_OP_FLUSH) {
-            NcqSlot *s = &m->slot[NCQ_MAX_TAGS];
-
-            if (s->c.dispatch_ns < 0) {
-                s->c.dispatch_ns = t;
-            }
-            if (m->ndirty > 0) {
-                ncq_start_destage(m, t);
+        if (m->q.order[0] == NCQ_MAX_TAGS &&
+            m->q.slot[NCQ_MAX_TAGS].cmd.op == NCQ_OP_FLUSH) {
+            if (ncq_serve_flush(m, t)) {
                 return;
             }
-            ncq_q_remove(m, NCQ_MAX_TAGS);
-            s->c.overhead_ns = m->p.ovh_other_ns;
-            s->c.transfer_ns = t - s->c.dispatch_ns;
-            s->c.complete_ns = t + m->p.ovh_other_ns;
-            s->c.reason = NCQ_REASON_ONLY;
-            ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
-            s->done_seq = ++m->done_seq;
             continue;
         }
-        if (m->ndirty > 0 &&
-            (m->dirty_sectors * 4 >= (uint64_t)m->p.write_cache_sectors * 3 ||
-             m->ndirty * 4 >= NCQ_MAX_DIRTY * 3) &&
-            !(m->s.starvation_timeout_ns > 0 &&
-              t - m->slot[m->qorder[0]].c.arrival_ns >=
-              m->s.starvation_timeout_ns)) {
-            /* nearly full write cache: make room first */
+        if (ncq_must_destage(m, t)) {
             ncq_start_destage(m, t);
             return;
         }
         idx = ncq_sched_pick(m, t, &reason, &dec);
-        m->pf_cutoff = INT64_MAX;
+        m->sched.pf_cutoff = INT64_MAX;
         ncq_serve(m, idx, t, reason, dec);
         return;
     }

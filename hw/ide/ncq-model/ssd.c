@@ -115,7 +115,8 @@ static int64_t ncq_program_page(NcqModel *m, int64_t t, uint32_t bytes)
     return pe;
 }
 
-static int64_t ncq_ssd_read(NcqModel *m, NcqSlot *s, int64_t cs)
+static int64_t ncq_ssd_read(NcqModel *m, const NcqSlot *s, int64_t cs,
+                            NcqService *sv)
 {
     NcqSsd *d = &m->ssd;
     uint32_t spp = m->p.page_bytes / 512;
@@ -144,24 +145,25 @@ static int64_t ncq_ssd_read(NcqModel *m, NcqSlot *s, int64_t cs)
         }
         lba += n;
     }
-    bus0 = ncq_max64(first, m->bus_free);
+    bus0 = ncq_bus_start(m, first);
     bus1 = ncq_max64(bus0 + ncq_bus_ns(m, s->cmd.sectors),
                      last + ncq_bus_ns(m, spp < s->cmd.sectors ?
                                        spp : s->cmd.sectors));
-    m->bus_free = bus1;
-    s->c.transfer_ns = bus1 - cs;
+    ncq_bus_busy(m, bus1);
+    sv->transfer_ns = bus1 - cs;
     return bus1;
 }
 
-static int64_t ncq_ssd_write(NcqModel *m, NcqSlot *s, int64_t cs)
+static int64_t ncq_ssd_write(NcqModel *m, const NcqSlot *s, int64_t cs,
+                             NcqService *sv)
 {
     NcqSsd *d = &m->ssd;
     uint64_t bytes = (uint64_t)s->cmd.sectors * 512;
-    int64_t bs = ncq_max64(cs, m->bus_free);
+    int64_t bs = ncq_bus_start(m, cs);
     int64_t be = bs + ncq_bus_ns(m, s->cmd.sectors);
     int64_t ack, last = be;
 
-    m->bus_free = be;
+    ncq_bus_busy(m, be);
     ack = ncq_buf_space(m, be, bytes);
     d->open_bytes += bytes;
     while (d->open_bytes >= m->p.page_bytes) {
@@ -175,7 +177,7 @@ static int64_t ncq_ssd_write(NcqModel *m, NcqSlot *s, int64_t cs)
         }
         ack = ncq_max64(ack, last);
     }
-    s->c.transfer_ns = be - bs;
+    sv->transfer_ns = be - bs;
     return ack;
 }
 
@@ -183,25 +185,26 @@ void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now)
 {
     NcqSsd *d = &m->ssd;
     int64_t cs = ncq_max64(now, d->ctrl_free), done;
+    NcqService sv = {
+        .dispatch_ns = cs, .reason = NCQ_REASON_POLICY, .media_start_ns = cs,
+    };
 
-    s->c.dispatch_ns = cs;
-    s->c.reason = NCQ_REASON_POLICY;
     switch (s->cmd.op) {
     case NCQ_OP_READ:
         d->ctrl_free = cs + m->p.ssd_read_cmd_ns;
-        s->c.overhead_ns = m->p.ssd_read_cmd_ns;
-        done = ncq_ssd_read(m, s, cs + m->p.ssd_read_cmd_ns);
+        sv.overhead_ns = m->p.ssd_read_cmd_ns;
+        done = ncq_ssd_read(m, s, cs + m->p.ssd_read_cmd_ns, &sv);
         m->st.sectors_read += s->cmd.sectors;
         break;
     case NCQ_OP_WRITE:
         d->ctrl_free = cs + m->p.ssd_write_cmd_ns;
-        s->c.overhead_ns = m->p.ssd_write_cmd_ns;
-        done = ncq_ssd_write(m, s, cs + m->p.ssd_write_cmd_ns);
+        sv.overhead_ns = m->p.ssd_write_cmd_ns;
+        done = ncq_ssd_write(m, s, cs + m->p.ssd_write_cmd_ns, &sv);
         m->st.sectors_written += s->cmd.sectors;
         break;
     case NCQ_OP_FLUSH:
         d->ctrl_free = cs + m->p.ovh_other_ns;
-        s->c.overhead_ns = m->p.ovh_other_ns;
+        sv.overhead_ns = m->p.ovh_other_ns;
         if (d->open_bytes) {
             ncq_program_page(m, d->ctrl_free, d->open_bytes);
             d->open_bytes = 0;
@@ -210,13 +213,11 @@ void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now)
         break;
     default:
         d->ctrl_free = cs + m->p.ovh_other_ns;
-        s->c.overhead_ns = m->p.ovh_other_ns;
+        sv.overhead_ns = m->p.ovh_other_ns;
         done = d->ctrl_free;
         break;
     }
-    s->c.media_start_ns = cs;
-    s->c.media_end_ns = done;
-    s->c.complete_ns = done;
-    ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
-    s->done_seq = ++m->done_seq;
+    sv.media_end_ns = done;
+    sv.complete_ns = done;
+    ncq_slot_complete(m, s, &sv);
 }
