@@ -1,6 +1,7 @@
 /*
- * Closed loop on st3400620as (targets.md section 1): 32 clients doing
- * synchronous 4 KiB random page-aligned reads over the whole disk, host
+ * Closed loop on st3400620as (docs/published-figures.md#yu-et-al-2010):
+ * 32 clients doing synchronous 4 KiB random page-aligned reads over the
+ * whole disk, host
  * limit on commands in the drive = 1, 4, 8, 16, 31, drive's SPTF with its
  * starvation time-out.  Throughput and worst-case latency rise with
  * depth, the median response time falls, and throughput stays within
