@@ -11,13 +11,27 @@ import os
 
 import pytest
 
+import scenarios as sc
 from scenarios import s5_sched
 
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("NCQ_LONG_SCENARIOS"),
+    reason="long scenario: set NCQ_LONG_SCENARIOS=1 to run it")
 
-@pytest.mark.skipif(not os.environ.get("NCQ_LONG_SCENARIOS"),
-                    reason="long scenario: set NCQ_LONG_SCENARIOS=1 to run it")
-def test_scenario_5_sched(tmp_path_factory):
-    result = s5_sched.run(tmp_path_factory.mktemp("s5"))
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    """The scenario's run, shared by the two tests of this file."""
+    return s5_sched.run(tmp_path_factory.mktemp("s5"))
+
+
+def test_scenario_5_sched(result):
     print("\n" + "\n".join(s5_sched.figures(result)))
     fails = s5_sched.check(result)
     assert not fails, "\n".join(fails)
+
+
+def test_scenario_5_matches_report(result):
+    """The committed docs/report/s5.json is what this code produces."""
+    diffs = sc.report_differences(s5_sched, result)
+    assert not diffs, "\n".join(diffs)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The whole test suite: model unit tests, style, QEMU qtests (also under
-# ASan/UBSan), guest tests.
+# ASan/UBSan), repository checks, guest tests (the scenarios among them
+# compared with the committed report, docs/report/sN.json).
 #
 #   scripts/test.sh [pytest args...]
 #
@@ -84,14 +85,30 @@ if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
     fi
 fi
 
-step "guest tests (pytest)"
-python3 -m pytest -q -p no:cacheprovider guest-tests "$@" 2>&1 | tee "$ROOT/_build/pytest.out" >&2
-line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" "$ROOT/_build/pytest.out" | tail -1)
-p=$(grep -oE "[0-9]+ passed" <<<"$line" | cut -d' ' -f1)
-f=$(grep -oE "[0-9]+ (failed|error|errors)" <<<"$line" | awk '{s += $1} END {print s + 0}')
-s=$(grep -oE "[0-9]+ skipped" <<<"$line" | cut -d' ' -f1)
-[ -n "$line" ] || f=$((f + 1))
-tally "${p:-0}" "${f:-0}" "${s:-0}"
+# pytest_step NAME OUT ARGS...: run pytest with ARGS, its output in OUT,
+# and tally its summary line (no summary line counts as one failure).
+pytest_step() {
+    local name=$1 out=$2; shift 2
+    step "$name"
+    python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$out" >&2
+    local line p f s
+    line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" "$out" | tail -1)
+    p=$(grep -oE "[0-9]+ passed" <<<"$line" | cut -d' ' -f1)
+    f=$(grep -oE "[0-9]+ (failed|error|errors)" <<<"$line" | awk '{s += $1} END {print s + 0}')
+    s=$(grep -oE "[0-9]+ skipped" <<<"$line" | cut -d' ' -f1)
+    [ -n "$line" ] || f=$((f + 1))
+    tally "${p:-0}" "${f:-0}" "${s:-0}"
+}
+
+# Checks of the repository itself (layout, no citation of outside files,
+# ...): plain pytest, no guest.
+if [ -d "$ROOT/tests/repo" ]; then
+    pytest_step "repository checks (pytest tests/repo)" "$ROOT/_build/pytest-repo.out" tests/repo
+fi
+
+# The scenario tests among these also compare their fresh results with the
+# committed docs/report/sN.json (test_scenario_N_matches_report).
+pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" guest-tests "$@"
 
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

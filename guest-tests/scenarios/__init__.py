@@ -225,3 +225,68 @@ def md_table(header, rows):
 def dump(result, path):
     Path(path).write_text(json.dumps(result, indent=1, sort_keys=True)
                           + "\n")
+
+
+REPO = Path(__file__).resolve().parent.parent.parent
+REPORT_DIR = REPO / "docs" / "report"
+# Where the scenario tests leave each fresh result (sN.json), to look at
+# when it no longer matches the committed report.
+FRESH_DIR = REPO / "_build" / "scenarios"
+# Fields that hold facts of the host, not of the guest: the wall-clock
+# times of a run and of the report.  A scenario module may name more in
+# its own VOLATILE (e.g. scenario 7: the QEMU binary's digest).
+VOLATILE = frozenset({"wall_s", "report_wall_s"})
+MAX_SHOWN = 12
+
+
+def _differences(saved, fresh, path, volatile, out):
+    if isinstance(saved, dict) and isinstance(fresh, dict):
+        for k in sorted(set(saved) | set(fresh)):
+            if k in volatile:
+                continue
+            sub = f"{path}.{k}"
+            if k not in fresh:
+                out.append(f"{sub}: committed {saved[k]!r:.80}, missing now")
+            elif k not in saved:
+                out.append(f"{sub}: not in the committed report, now "
+                           f"{fresh[k]!r:.80}")
+            else:
+                _differences(saved[k], fresh[k], sub, volatile, out)
+    elif isinstance(saved, list) and isinstance(fresh, list):
+        if len(saved) != len(fresh):
+            out.append(f"{path}: committed {len(saved)} values, now "
+                       f"{len(fresh)}")
+        for i, (a, b) in enumerate(zip(saved, fresh)):
+            _differences(a, b, f"{path}[{i}]", volatile, out)
+    elif saved != fresh or type(saved) is not type(fresh):
+        out.append(f"{path}: committed {saved!r:.80}, now {fresh!r:.80}")
+
+
+def report_differences(module, result):
+    """Compare a fresh result of scenario `module` with the committed
+    docs/report/sN.json, wall-clock fields (VOLATILE) aside.  Saves the
+    fresh result as _build/scenarios/sN.json.  Returns [] or failure
+    lines, the first saying how to regenerate the report, then one line
+    per differing field with both values."""
+    n = module.NUMBER
+    fresh = json.loads(json.dumps(result))  # the types a saved file has
+    FRESH_DIR.mkdir(parents=True, exist_ok=True)
+    dump(fresh, FRESH_DIR / f"s{n}.json")
+    saved_path = REPORT_DIR / f"s{n}.json"
+    if not saved_path.exists():
+        return [f"docs/report/s{n}.json is missing; write it with "
+                f"`{report_command(n)}`"]
+    out = []
+    volatile = VOLATILE | frozenset(getattr(module, "VOLATILE", ()))
+    _differences(json.loads(saved_path.read_text()), fresh, f"s{n}",
+                 volatile, out)
+    if not out:
+        return []
+    head = (f"docs/report/s{n}.json does not match this run in "
+            f"{len(out)} field(s), wall-clock fields aside (this run: "
+            f"_build/scenarios/s{n}.json). If the code changed the "
+            f"figures on purpose, regenerate the report with "
+            f"`{report_command(n)}` and commit it:")
+    more = [f"... and {len(out) - MAX_SHOWN} more"] \
+        if len(out) > MAX_SHOWN else []
+    return [head] + ["  " + x for x in out[:MAX_SHOWN]] + more

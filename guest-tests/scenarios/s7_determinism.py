@@ -19,6 +19,11 @@ from scenarios import s1_depth
 
 TITLE = "Determinism: the same guest run twice"
 NUMBER = 7
+# Facts of the host, not of the guest: how the two boots were arranged
+# (scenario 1's boot reused or not), where they ran, the QEMU binary's
+# digest (it changes with the compiler and build paths) and guest time
+# over wall time.
+VOLATILE = ("concurrent", "workdir", "qemu_sha256", "ratio")
 
 
 def _digest(path):
