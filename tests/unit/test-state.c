@@ -93,8 +93,6 @@ static bool same_state(const NcqModel *a, const NcqModel *b)
     size_t la, lb;
     uint8_t *sa = save(a, &la), *sb = save(b, &lb);
     bool same = la == lb && !memcmp(sa, sb, la);
-    size_t i;
-
 
     free(sa);
     free(sb);
@@ -912,7 +910,7 @@ static void test_all_models(void)
 
     for (name = strtok_r(names, ", ", &save_ptr); name;
          name = strtok_r(NULL, ", ", &save_ptr)) {
-        test_round_trips(name, 6000);
+        test_round_trips(name, 2000);
     }
     free(names);
 }
