@@ -1,146 +1,933 @@
 /*
- * Model state save/load: a model restored from a saved state continues
- * exactly as the original does; a state for other parameters, a damaged
- * header or a short buffer is refused and leaves the model untouched.
+ * Model state save/load (state.c, docs/model-state.md).
+ *
+ * - A model saved and loaded again at many points of a random workload
+ *   (every built-in model) continues exactly as one never saved, and both
+ *   save the same bytes.
+ * - A cut, damaged, foreign, newer or pre-v1 stream is refused with a
+ *   one-line message and leaves the model as it was; a stream whose
+ *   fields were altered behind a valid checksum is refused or loads into
+ *   a model that keeps running.
+ * - The golden stream tests/data/model-state-v1.bin, saved by the build
+ *   that introduced v1, loads and holds what it held then
+ *   (model-state-v1.txt); this build, re-running its workload, reaches the
+ *   same bytes and both continue identically.
+ * - The format of each version is the committed one (format hashes below).
+ *
+ * Usage: test-state DATA_DIR          (meson passes tests/data)
+ *        test-state --write-golden DIR   (once per format version)
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "ncq-test.h"
 
-#define N_CMDS 400
+/*
+ * Each format version and the hash of its field list, as state.c writes
+ * it in a stream's header.  A change of the field list changes the hash:
+ * then bump NCQ_STATE_VERSION in state.c (gating the new fields with
+ * `if (v->version >= N)`), add { N, hash } here, and write the golden
+ * stream of version N next to the older ones (tests/data/README.md).
+ */
+static const struct {
+    uint32_t version;
+    uint64_t hash;
+} formats[] = {
+    { 1, 0x71b1b9032594869dULL },
+};
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
+
+#define HEAD 24               /* magic, version, format hash, body length */
+#define TAIL 8                /* checksum */
+#define GOLDEN_MODEL "st3400620as"
+#define GOLDEN_SEED 20261123
+#define GOLDEN_STEPS 3000     /* driver steps before the golden save */
+#define GOLDEN_MORE 3000      /* and after it */
+
+static uint64_t be_get(const uint8_t *p, int width)
+{
+    uint64_t v = 0;
+    int i;
+
+    for (i = 0; i < width; i++) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
+static void be_put(uint8_t *p, uint64_t v, int width)
+{
+    int i;
+
+    for (i = 0; i < width; i++) {
+        p[i] = v >> (8 * (width - 1 - i));
+    }
+}
+
+/* The stream's checksum (FNV-1a 64, docs/model-state.md), to forge it. */
+static void fix_checksum(uint8_t *b, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t i;
+
+    for (i = 0; i < len - TAIL; i++) {
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    }
+    be_put(b + len - TAIL, h, 8);
+}
+
+static uint8_t *save(const NcqModel *m, size_t *len)
+{
+    uint8_t *b;
+
+    *len = ncq_model_state_size(m);
+    b = malloc(*len);
+    if (!b || ncq_model_state_save(m, b, *len) < 0) {
+        fprintf(stderr, "save failed\n");
+        exit(1);
+    }
+    return b;
+}
+
+static bool same_state(const NcqModel *a, const NcqModel *b)
+{
+    size_t la, lb;
+    uint8_t *sa = save(a, &la), *sb = save(b, &lb);
+    bool same = la == lb && !memcmp(sa, sb, la);
+
+    free(sa);
+    free(sb);
+    return same;
+}
+
+static NcqModel *new_like(const NcqModel *m, uint64_t seed)
+{
+    char err[256];
+    NcqModel *n = ncq_model_new(ncq_model_params(m), seed, err, sizeof(err));
+
+    if (!n) {
+        fprintf(stderr, "new: %s\n", err);
+        exit(1);
+    }
+    return n;
+}
+
+static bool same_completion(const NcqCompletion *a, const NcqCompletion *b)
+{
+    return a->id == b->id && a->op == b->op && a->lba == b->lba &&
+           a->sectors == b->sectors && a->fua == b->fua &&
+           a->prio == b->prio && a->queued == b->queued &&
+           a->cache_hit == b->cache_hit && a->reason == b->reason &&
+           a->arrival_ns == b->arrival_ns &&
+           a->dispatch_ns == b->dispatch_ns &&
+           a->complete_ns == b->complete_ns && a->seek_ns == b->seek_ns &&
+           a->rotate_ns == b->rotate_ns &&
+           a->transfer_ns == b->transfer_ns &&
+           a->overhead_ns == b->overhead_ns &&
+           a->media_start_ns == b->media_start_ns &&
+           a->media_end_ns == b->media_end_ns &&
+           a->access_id == b->access_id &&
+           a->queue_len_at_arrival == b->queue_len_at_arrival &&
+           a->delay_count == b->delay_count && a->fault == b->fault &&
+           a->fault_lba == b->fault_lba;
+}
 
 /*
- * Closed loop at depth 16 over the whole drive with writes mixed in; the
- * state is saved after @split completions, when the queue is full and the
- * write cache holds dirty data.  Returns completions (after the split)
- * of the original and of a copy restored into a fresh model.
+ * A random workload as the device produces it: queued reads and writes
+ * (random and sequential, FUA, high priority), non-queued commands,
+ * waits, settings changed at run time, fault rules, resets and power
+ * cuts.  One step applies the same call to each of @k models and checks
+ * they answer alike.
  */
-static void run_split(const char *model, int split, NcqCompletion *orig,
-                      NcqCompletion *copy, int *norig, int *ncopy)
-{
-    NcqModel *a = ncq_test_model(model, 7);
-    NcqModel *b = ncq_test_model(model, 99);   /* other seed: overwritten */
-    uint64_t cap = ncq_model_params(a)->capacity;
-    uint64_t rng = 1;
-    NcqCompletion c[NCQ_MAX_TAGS + 1];
-    int issued = 0, done = 0, tag, i, n;
-    int64_t t = 0;
-    char err[256];
-    size_t len = ncq_model_state_size(a);
-    void *blob = malloc(len);
-    NcqModel *m[2] = { a, b };
-    int k;
+typedef struct Driver {
+    uint64_t rng;
+    int64_t t;
+    uint64_t cap;
+    uint64_t seq_lba;
+    bool zero_latency_ok;
+    bool busy[NCQ_MAX_TAGS + 1];
+    long steps, calls, completions;
+    bool diverged;
+    const char *name;
+} Driver;
 
-    for (tag = 0; tag < 16; tag++) {
-        ncq_test_submit(a, tag, issued % 5 ? NCQ_OP_READ : NCQ_OP_WRITE,
-                        ncq_test_rng(&rng) % (cap - 64), 8, t);
-        issued++;
+static void driver_init(Driver *d, const NcqModel *m, uint64_t seed,
+                        const char *name)
+{
+    memset(d, 0, sizeof(*d));
+    d->rng = seed;
+    d->cap = ncq_model_params(m)->capacity;
+    d->zero_latency_ok = ncq_model_params(m)->zero_latency;
+    d->name = name;
+}
+
+static uint64_t rnd(Driver *d, uint64_t n)
+{
+    return ncq_test_rng(&d->rng) % n;
+}
+
+static void diverge(Driver *d, const char *what)
+{
+    if (!d->diverged) {
+        CHECK(false, "%s: step %ld: models differ after a save/load: %s",
+              d->name, d->steps, what);
     }
-    while (done < split) {
-        t = ncq_model_next_event(a);
-        n = ncq_model_advance(a, t, c, NCQ_MAX_TAGS + 1);
-        for (i = 0; i < n; i++, done++) {
-            ncq_test_submit(a, c[i].id,
-                            issued % 5 ? NCQ_OP_READ : NCQ_OP_WRITE,
-                            ncq_test_rng(&rng) % (cap - 64), 8, t);
-            issued++;
+    d->diverged = true;
+}
+
+static void same_rc(Driver *d, int64_t a, int64_t b, const char *what)
+{
+    if (a != b) {
+        diverge(d, what);
+    }
+}
+
+static void collect(Driver *d, NcqModel **m, int k)
+{
+    NcqCompletion c[2][NCQ_MAX_TAGS + 1];
+    int n[2], i, j;
+
+    do {
+        for (j = 0; j < k; j++) {
+            n[j] = ncq_model_advance(m[j], d->t, c[j], NCQ_MAX_TAGS + 1);
+        }
+        if (k > 1 && n[0] != n[1]) {
+            diverge(d, "completion count");
+            return;
+        }
+        for (i = 0; i < n[0]; i++) {
+            if (k > 1 && !same_completion(&c[0][i], &c[1][i])) {
+                diverge(d, "completion");
+                return;
+            }
+            d->busy[c[0][i].id <= NCQ_MAX_TAGS ? c[0][i].id :
+                    NCQ_MAX_TAGS] = false;
+            d->completions++;
+        }
+    } while (n[0] == NCQ_MAX_TAGS + 1);
+}
+
+static void wait_event(Driver *d, NcqModel **m, int k)
+{
+    int64_t ev = ncq_model_next_event(m[0]);
+
+    if (k > 1) {
+        same_rc(d, ev, ncq_model_next_event(m[1]), "next event");
+    }
+    if (ev == INT64_MAX) {
+        d->t += 1000000;
+    } else if (ev > d->t) {
+        d->t = ev;
+    }
+    collect(d, m, k);
+}
+
+static void submit(Driver *d, NcqModel **m, int k, bool queued)
+{
+    NcqCmd c = { 0 };
+    int free_tags[NCQ_MAX_TAGS], nfree = 0, i, rc[2];
+
+    for (i = 0; i < NCQ_MAX_TAGS; i++) {
+        if (!d->busy[i]) {
+            free_tags[nfree++] = i;
         }
     }
-    CHECK(ncq_model_state_save(a, blob, len) == 0, "save");
-    CHECK(ncq_model_state_load(b, blob, len, err, sizeof(err)) == 0,
-          "load: %s", err);
+    if (queued && !nfree) {
+        wait_event(d, m, k);
+        return;
+    }
+    c.queued = queued;
+    c.id = queued ? (uint32_t)free_tags[rnd(d, nfree)] : NCQ_ID_NONQUEUED;
+    c.op = queued ? (rnd(d, 4) ? NCQ_OP_READ : NCQ_OP_WRITE) :
+           (NcqOp)rnd(d, 4);
+    c.sectors = rnd(d, 8) ? 8 << rnd(d, 4) : 1 + rnd(d, 2048);
+    if (rnd(d, 3) == 0) {
+        c.lba = d->seq_lba;         /* the sequential stream */
+    } else {
+        c.lba = rnd(d, d->cap - 4096);
+    }
+    if (c.lba + c.sectors > d->cap) {
+        c.lba = 0;
+    }
+    d->seq_lba = c.lba + c.sectors;
+    c.fua = rnd(d, 20) == 0;
+    c.prio = rnd(d, 10) == 0;
+    d->t += rnd(d, 2) ? 0 : (int64_t)rnd(d, 400000);
+    for (i = 0; i < k; i++) {
+        rc[i] = ncq_model_submit(m[i], &c, d->t);
+    }
+    if (k > 1) {
+        same_rc(d, rc[0], rc[1], "submit");
+    }
+    if (rc[0] == 0) {
+        d->busy[queued ? c.id : NCQ_MAX_TAGS] = true;
+    }
+}
 
-    /* Both continue with the same inputs. */
-    for (k = 0; k < 2; k++) {
-        uint64_t r = rng;
-        int cnt = 0, iss = issued;
-        NcqCompletion *out = k ? copy : orig;
+static void change_settings(Driver *d, NcqModel **m, int k)
+{
+    NcqSettings s;
+    char err[256];
+    int i, rc[2];
 
-        while (cnt < N_CMDS) {
-            t = ncq_model_next_event(m[k]);
-            if (t == INT64_MAX) {
+    ncq_model_get_settings(m[0], &s);
+    s.policy = (NcqPolicy)rnd(d, NCQ_POLICY__MAX);
+    s.write_cache = rnd(d, 4) != 0;
+    s.clustering_sectors = rnd(d, 2) ? 0 : 256;
+    s.starvation_timeout_ns = rnd(d, 2) ? 0 : 50000000;
+    s.honour_prio = rnd(d, 2);
+    s.zero_latency = d->zero_latency_ok && rnd(d, 2);
+    for (i = 0; i < k; i++) {
+        rc[i] = ncq_model_set_settings_at(m[i], &s, d->t, err, sizeof(err));
+    }
+    if (k > 1) {
+        same_rc(d, rc[0], rc[1], "settings");
+    }
+}
+
+static void change_faults(Driver *d, NcqModel **m, int k)
+{
+    static const NcqFaultKind kinds[] = {
+        NCQ_FAULT_SLOW, NCQ_FAULT_SLOW, NCQ_FAULT_UNC, NCQ_FAULT_WRITE,
+        NCQ_FAULT_HANG,
+    };
+    NcqFaultRule r = { 0 };
+    char err[256];
+    int i, rc[2], which = rnd(d, 3) ? -1 : (int)rnd(d, 4);
+
+    if (rnd(d, 3) == 0) {
+        for (i = 0; i < k; i++) {
+            rc[i] = ncq_model_fault_clear(m[i], which);
+        }
+    } else {
+        r.kind = kinds[rnd(d, d->steps % 7 ? 4 : 5)];
+        r.lba = rnd(d, d->cap / 2);
+        r.sectors = 1 + rnd(d, d->cap / 4);
+        r.mode = (NcqFaultMode)rnd(d, 3);
+        r.every = 1 + rnd(d, 4);
+        r.ops = 1 + rnd(d, 3);
+        r.delay_ns = 1 + rnd(d, 5000000);
+        for (i = 0; i < k; i++) {
+            rc[i] = ncq_model_fault_add(m[i], &r, err, sizeof(err));
+        }
+    }
+    if (k > 1) {
+        same_rc(d, rc[0], rc[1], "fault rules");
+    }
+}
+
+static void observe(Driver *d, NcqModel **m, int k)
+{
+    NcqQueueEntry q[2][NCQ_MAX_TAGS + 1];
+    NcqRange v[2][NCQ_MAX_VOLATILE];
+    int nq[2], nv[2], i;
+
+    for (i = 0; i < k; i++) {
+        nq[i] = ncq_model_queue_list(m[i], d->t, q[i], NCQ_MAX_TAGS + 1);
+        nv[i] = ncq_model_volatile(m[i], d->t, v[i], NCQ_MAX_VOLATILE);
+    }
+    if (k > 1 && (nq[0] != nq[1] || nv[0] != nv[1] ||
+                  memcmp(v[0], v[1], nv[0] * sizeof(v[0][0])))) {
+        diverge(d, "queue or volatile ranges");
+    }
+    for (i = 0; k > 1 && i < nq[0]; i++) {
+        if (q[0][i].id != q[1][i].id || q[0][i].lba != q[1][i].lba ||
+            q[0][i].in_service != q[1][i].in_service ||
+            q[0][i].age_ns != q[1][i].age_ns) {
+            diverge(d, "queue entry");
+        }
+    }
+}
+
+static void driver_step(Driver *d, NcqModel **m, int k)
+{
+    uint64_t r = rnd(d, 1000);
+    int i;
+
+    d->steps++;
+    if (r < 25) {
+        d->t += rnd(d, 20000000);
+        collect(d, m, k);
+    } else if (r < 33) {
+        change_settings(d, m, k);
+    } else if (r < 40) {
+        change_faults(d, m, k);
+    } else if (r < 42) {
+        for (i = 0; i < k; i++) {
+            ncq_model_reset(m[i], d->t);
+        }
+        memset(d->busy, 0, sizeof(d->busy));
+    } else if (r < 43) {
+        uint64_t lost[2];
+
+        for (i = 0; i < k; i++) {
+            lost[i] = ncq_model_power_loss(m[i], d->t);
+        }
+        if (k > 1) {
+            same_rc(d, lost[0], lost[1], "power loss");
+        }
+        memset(d->busy, 0, sizeof(d->busy));
+    } else if (r < 60) {
+        observe(d, m, k);
+    } else if (r < 75) {
+        submit(d, m, k, false);
+    } else if (r < 600) {
+        submit(d, m, k, true);
+    } else {
+        wait_event(d, m, k);
+    }
+    if (k > 1) {
+        NcqStats a, b;
+
+        ncq_model_stats(m[0], &a);
+        ncq_model_stats(m[1], &b);
+        if (memcmp(&a, &b, sizeof(a))) {
+            diverge(d, "statistics");
+        }
+    }
+}
+
+/* *@m saved and loaded into a new model (other seed); false if refused */
+static bool reload(NcqModel **m)
+{
+    size_t len, len2;
+    uint8_t *b = save(*m, &len), *b2;
+    NcqModel *n = new_like(*m, 4242);
+    char err[256] = "";
+    bool ok = ncq_model_state_load(n, b, len, err, sizeof(err)) == 0;
+
+    CHECK(ok, "load of a state just saved: %s", err);
+    if (ok) {
+        b2 = save(n, &len2);
+        CHECK(len2 == len && !memcmp(b, b2, len), "a loaded model saves "
+              "other bytes than it loaded (%zu, %zu bytes)", len, len2);
+        free(b2);
+        ncq_model_free(*m);
+        *m = n;
+    } else {
+        ncq_model_free(n);
+    }
+    free(b);
+    return ok;
+}
+
+/* Item: save/load at many points, continuing identically. */
+static void test_round_trips(const char *name, long steps)
+{
+    NcqModel *m[2] = { ncq_test_model(name, 11), ncq_test_model(name, 11) };
+    Driver d;
+    long reloads = 0, next;
+    size_t len, maxlen = 0;
+
+    driver_init(&d, m[0], 77, name);
+    next = 1 + rnd(&d, 30);
+    while (d.steps < steps && !d.diverged) {
+        driver_step(&d, m, 2);
+        if (d.steps == next) {
+            uint8_t *b = save(m[1], &len);
+
+            free(b);
+            maxlen = len > maxlen ? len : maxlen;
+            if (!reload(&m[1])) {
                 break;
             }
-            n = ncq_model_advance(m[k], t, c, NCQ_MAX_TAGS + 1);
-            for (i = 0; i < n && cnt < N_CMDS; i++) {
-                out[cnt++] = c[i];
-                ncq_test_submit(m[k], c[i].id,
-                                iss % 5 ? NCQ_OP_READ : NCQ_OP_WRITE,
-                                ncq_test_rng(&r) % (cap - 64), 8, t);
-                iss++;
+            reloads++;
+            if (!same_state(m[0], m[1])) {
+                diverge(&d, "saved states");
             }
-        }
-        *(k ? ncopy : norig) = cnt;
-    }
-    free(blob);
-    ncq_model_free(a);
-    ncq_model_free(b);
-}
-
-static void test_restored_model_continues_identically(const char *model)
-{
-    static NcqCompletion orig[N_CMDS], copy[N_CMDS];
-    int norig, ncopy, i, first_diff = -1;
-
-    run_split(model, 250, orig, copy, &norig, &ncopy);
-    CHECK_EQ(norig, N_CMDS);
-    CHECK_EQ(ncopy, norig);
-    for (i = 0; i < norig && i < ncopy; i++) {
-        if (memcmp(&orig[i], &copy[i], sizeof(orig[i])) && first_diff < 0) {
-            first_diff = i;
+            next = d.steps + 1 + rnd(&d, 30);
         }
     }
-    CHECK(first_diff < 0, "%s: completion %d differs after restore (tag %u "
-          "at %" PRId64 " vs tag %u at %" PRId64 ")", model, first_diff,
-          first_diff < 0 ? 0 : orig[first_diff].id,
-          first_diff < 0 ? 0 : orig[first_diff].complete_ns,
-          first_diff < 0 ? 0 : copy[first_diff].id,
-          first_diff < 0 ? 0 : copy[first_diff].complete_ns);
+    CHECK(!d.diverged && reloads > steps / 40 && d.completions > steps / 4,
+          "%s: %ld reloads, %ld completions", name, reloads, d.completions);
+    printf("round trip %-20s %ld steps, %ld save/loads, %ld completions "
+           "identical; streams up to %zu bytes\n", name, d.steps, reloads,
+           d.completions, maxlen);
+    ncq_model_free(m[0]);
+    ncq_model_free(m[1]);
 }
 
-static void test_bad_states_are_refused(void)
+/* A model in the middle of a workload: faults, dirty data, read-ahead. */
+static NcqModel *busy_model(const char *name, long steps, Driver *d)
 {
-    NcqModel *a = ncq_test_model("st3400620as", 1);
-    NcqModel *other = ncq_test_model("fujitsu-max3036rc", 1);
-    size_t len = ncq_model_state_size(a);
-    unsigned char *blob = malloc(len);
-    unsigned char *before = malloc(ncq_model_state_size(other));
-    char err[256] = "";
+    NcqModel *m = ncq_test_model(name, 5);
 
-    ncq_test_submit(a, 3, NCQ_OP_READ, 123456, 8, 1000);
-    CHECK(ncq_model_state_save(a, blob, len - 1) < 0, "short save buffer");
-    CHECK(ncq_model_state_save(a, blob, len) == 0, "save");
-    ncq_model_state_save(other, before, ncq_model_state_size(other));
+    driver_init(d, m, 99, name);
+    while (d->steps < steps || ncq_model_outstanding(m) < 4) {
+        driver_step(d, &m, 1);
+    }
+    return m;
+}
 
-    /* Other parameters: refused, names both models, model untouched. */
-    CHECK(ncq_model_state_load(other, blob, len, err, sizeof(err)) < 0,
-          "load into another model");
-    CHECK(strstr(err, "st3400620as") && strstr(err, "fujitsu-max3036rc"),
-          "message names both models: %s", err);
-    CHECK(ncq_model_outstanding(other) == 0, "other model untouched");
+static int load_msg(NcqModel *m, const uint8_t *b, size_t len, char *err,
+                    size_t errlen)
+{
+    int rc;
 
-    /* Truncated, and a damaged magic. */
-    CHECK(ncq_model_state_load(a, blob, len - 8, err, sizeof(err)) < 0,
-          "truncated state");
-    CHECK(strstr(err, "different build") != NULL, "%s", err);
-    blob[0] ^= 0xff;
-    CHECK(ncq_model_state_load(a, blob, len, err, sizeof(err)) < 0,
-          "bad magic");
-    CHECK(strstr(err, "not an ncq-model state") != NULL, "%s", err);
-    CHECK(ncq_model_state_load(a, blob, 4, err, sizeof(err)) < 0,
-          "4 bytes");
-    CHECK_EQ(ncq_model_outstanding(a), 1);
-    free(blob);
+    strcpy(err, "(none)");
+    rc = ncq_model_state_load(m, b, len, err, errlen);
+    if (rc < 0) {
+        CHECK(err[0] && !strchr(err, '\n'), "one line: %s", err);
+    }
+    return rc;
+}
+
+static void test_refused(const char *name)
+{
+    Driver d;
+    NcqModel *m = busy_model(name, 1500, &d);
+    NcqModel *t = new_like(m, 3);
+    size_t len, tlen, i;
+    uint8_t *b = save(m, &len), *before, *x = malloc(len);
+    char err[256];
+    long refused = 0, accepted = 0, cut = 0, flipped = 0;
+
+    for (i = 0; i < 20; i++) {
+        driver_step(&d, &t, 1);     /* a target with a state of its own */
+    }
+    before = save(t, &tlen);
+    CHECK(ncq_model_state_save(m, x, len - 1) < 0, "save into a short buffer");
+
+    /* Every cut, and every damaged byte: refused, target untouched. */
+    for (i = 0; i < len; i++) {
+        cut += load_msg(t, b, i, err, sizeof(err)) < 0;
+        memcpy(x, b, len);
+        x[i] ^= 1u << (i % 8);
+        flipped += load_msg(t, x, len, err, sizeof(err)) < 0;
+    }
+    CHECK(cut == (long)len && flipped == (long)len, "%s: %ld of %zu cuts, "
+          "%ld of %zu damaged bytes refused", name, cut, len, flipped, len);
+    {
+        size_t l2;
+        uint8_t *after = save(t, &l2);
+
+        CHECK(l2 == tlen && !memcmp(before, after, tlen),
+              "refused loads left the model as it was");
+        free(after);
+    }
+
+    /*
+     * Fields altered behind a valid checksum: each is refused by a check
+     * or loads into a model that keeps working (no crash, no hang).
+     */
+    for (i = HEAD; i + TAIL < len; i++) {
+        static const uint8_t vals[] = { 0xff, 0x01 };
+        int j;
+
+        for (j = 0; j < 2; j++) {
+            NcqModel *u;
+            Driver e;
+            int s;
+
+            memcpy(x, b, len);
+            if (x[i] == vals[j]) {
+                continue;
+            }
+            x[i] = vals[j];
+            fix_checksum(x, len);
+            u = new_like(m, 3);
+            if (load_msg(u, x, len, err, sizeof(err)) < 0) {
+                CHECK(strstr(err, "damaged") || strstr(err, "parameters") ||
+                      strstr(err, "is for model"), "%s", err);
+                refused++;
+            } else {
+                accepted++;
+                driver_init(&e, u, i * 4 + j, name);
+                e.t = d.t;
+                for (s = 0; s < 8; s++) {
+                    driver_step(&e, &u, 1);
+                }
+            }
+            ncq_model_free(u);
+        }
+    }
+    printf("refused %-20s %zu-byte stream: all %zu cuts and %zu damaged "
+           "bytes refused; altered fields with a valid checksum: %ld "
+           "refused, %ld loaded and ran\n", name, len, len, len, refused,
+           accepted);
+    CHECK(refused > 0, "some altered field is refused");
+    free(b);
+    free(x);
     free(before);
-    ncq_model_free(a);
-    ncq_model_free(other);
+    ncq_model_free(m);
+    ncq_model_free(t);
 }
 
-int main(void)
+static void test_versions_and_identity(void)
 {
-    test_restored_model_continues_identically("st3400620as");
-    test_restored_model_continues_identically("fujitsu-max3036rc");
-    test_restored_model_continues_identically("intel-530");
-    test_bad_states_are_refused();
+    NcqModel *m = ncq_test_model("st3400620as", 1);
+    NcqModel *other = ncq_test_model("fujitsu-max3036rc", 1);
+    NcqParams *p = ncq_params_builtin("st3400620as");
+    NcqModel *tweaked;
+    size_t len, i;
+    uint8_t *b, *x, *old;
+    char err[256];
+
+    ncq_test_submit(m, 3, NCQ_OP_READ, 123456, 8, 1000);
+    b = save(m, &len);
+    x = malloc(len);
+
+    /* Header of this build's streams: the newest committed format. */
+    CHECK(!memcmp(b, "NCQSTATE", 8), "magic");
+    CHECK(be_get(b + 8, 4) == formats[NFORMATS - 1].version &&
+          be_get(b + 12, 8) == formats[NFORMATS - 1].hash,
+          "this build writes v%u with format hash 0x%016" PRIx64 "ULL; the "
+          "newest committed format is v%u, 0x%016" PRIx64 "ULL.  If the "
+          "field list of state.c changed, bump NCQ_STATE_VERSION and add the "
+          "new version to formats[] (tests/data/README.md)",
+          (unsigned)be_get(b + 8, 4), be_get(b + 12, 8),
+          formats[NFORMATS - 1].version, formats[NFORMATS - 1].hash);
+    CHECK(be_get(b + 20, 4) == len - HEAD - TAIL, "body length");
+
+    /* Newer version: refused, naming both. */
+    memcpy(x, b, len);
+    be_put(x + 8, formats[NFORMATS - 1].version + 1, 4);
+    fix_checksum(x, len);
+    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0, "newer version");
+    {
+        char want[64];
+
+        snprintf(want, sizeof(want), "model state v%u is newer than this "
+                 "build's v%u", formats[NFORMATS - 1].version + 1,
+                 formats[NFORMATS - 1].version);
+        CHECK(strstr(err, want) != NULL, "%s", err);
+    }
+
+    /* Same version number, other field list: refused. */
+    memcpy(x, b, len);
+    x[12] ^= 0x10;
+    fix_checksum(x, len);
+    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0 &&
+          strstr(err, "disagree on v1"), "format hash: %s", err);
+
+    /*
+     * The pre-v1 format (a memcpy of the struct behind "NCQMSTAT", a
+     * native u32 version 1, the struct's size and a parameter hash).
+     */
+    old = calloc(1, 4096);
+    memcpy(old, "NCQMSTAT", 8);
+    old[8] = 1;
+    old[13] = 0x0f;
+    CHECK(load_msg(m, old, 4096, err, sizeof(err)) < 0, "pre-v1 stream");
+    CHECK(strstr(err, "pre-v1") && strstr(err, "v0") && strstr(err, "v1"),
+          "names both versions: %s", err);
+    CHECK(load_msg(m, old, 8, err, sizeof(err)) < 0 && strstr(err, "pre-v1"),
+          "a pre-v1 magic alone: %s", err);
+
+    /* Another model; the same model with other parameters. */
+    CHECK(load_msg(other, b, len, err, sizeof(err)) < 0, "other model");
+    CHECK(strstr(err, "st3400620as") && strstr(err, "fujitsu-max3036rc"),
+          "names both models: %s", err);
+    CHECK_EQ(ncq_model_outstanding(other), 0);
+    p->ovh_other_ns += 1;
+    tweaked = ncq_test_new(p, 1);
+    CHECK(load_msg(tweaked, b, len, err, sizeof(err)) < 0 &&
+          strstr(err, "other parameters"), "tweaked parameters: %s", err);
+
+    /* Not a state at all; too short; trailing bytes. */
+    for (i = 0; i < len; i++) {
+        x[i] = (uint8_t)i;
+    }
+    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0 &&
+          strstr(err, "not an ncq-model state"), "%s", err);
+    CHECK(load_msg(m, b, 4, err, sizeof(err)) < 0 &&
+          strstr(err, "too short"), "%s", err);
+    CHECK_EQ(ncq_model_outstanding(m), 1);
+    printf("versions: newer, other format, pre-v1, other model and "
+           "parameters refused\n");
+    free(b);
+    free(x);
+    free(old);
+    ncq_model_free(m);
+    ncq_model_free(other);
+    ncq_model_free(tweaked);
+}
+
+/* ---- the golden stream ---- */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (!f) {
+        fprintf(stderr, "%s: cannot open; run from the build with the "
+                "data folder as argument (meson test does)\n", path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc(n + 1);
+    if (!buf || fread(buf, 1, n, f) != (size_t)n) {
+        fprintf(stderr, "%s: cannot read\n", path);
+        exit(1);
+    }
+    buf[n] = 0;
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* What the public interface shows of a model at @t (loads a copy). */
+static char *summary(const NcqModel *m, int64_t t)
+{
+    NcqModel *c = new_like(m, 1);
+    NcqQueueEntry q[NCQ_MAX_TAGS + 1];
+    NcqRange v[NCQ_MAX_VOLATILE];
+    NcqFaultRule r[NCQ_MAX_FAULTS];
+    NcqSettings s;
+    NcqStats st;
+    size_t len, size = 0;
+    uint8_t *b = save(m, &len);
+    char err[256], rule[160], *out = NULL;
+    FILE *f = open_memstream(&out, &size);
+    int i, n;
+
+    if (ncq_model_state_load(c, b, len, err, sizeof(err)) < 0) {
+        fprintf(stderr, "summary: %s\n", err);
+        exit(1);
+    }
+    free(b);
+    ncq_model_get_settings(c, &s);
+    fprintf(f, "model %s at %" PRId64 " ns\n", ncq_model_params(c)->name, t);
+    fprintf(f, "settings policy=%s aging=%u starvation=%" PRId64
+            " prio_timeout=%" PRId64 " honour_prio=%d clustering=%u "
+            "write_cache=%d zero_latency=%d\n", ncq_policy_name(s.policy),
+            s.aging_weight_milli, s.starvation_timeout_ns, s.prio_timeout_ns,
+            s.honour_prio, s.clustering_sectors, s.write_cache,
+            s.zero_latency);
+    fprintf(f, "outstanding %d next_event %" PRId64 "\n",
+            ncq_model_outstanding(c), ncq_model_next_event(c));
+    ncq_model_stats(c, &st);
+    fprintf(f, "stats submitted=%" PRIu64 " rejected=%" PRIu64 " completed="
+            "%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 " cache_hits=%"
+            PRIu64 " timeouts=%" PRIu64 " prio=%" PRIu64 " clustered=%" PRIu64
+            " read=%" PRIu64 " written=%" PRIu64 " max_latency=%" PRId64
+            " max_delay=%u max_queue=%u\n", st.submitted, st.rejected,
+            st.completed[0], st.completed[1], st.completed[2],
+            st.completed[3], st.cache_hits, st.timeouts_forced,
+            st.prio_forced, st.clustered, st.sectors_read,
+            st.sectors_written, st.max_latency_ns, st.max_delay_count,
+            st.max_queue_len);
+    fprintf(f, "lat_hist");
+    for (i = 0; i < NCQ_LAT_BUCKETS; i++) {
+        fprintf(f, " %" PRIu64, st.lat_hist[i]);
+    }
+    fprintf(f, "\ndelay_hist");
+    for (i = 0; i < NCQ_DELAY_BUCKETS; i++) {
+        fprintf(f, " %" PRIu64, st.delay_hist[i]);
+    }
+    fprintf(f, "\n");
+    n = ncq_model_fault_list(c, r, NCQ_MAX_FAULTS);
+    for (i = 0; i < n; i++) {
+        ncq_fault_format(&r[i], rule, sizeof(rule));
+        fprintf(f, "fault %s matched=%" PRIu64 " hits=%" PRIu64 "\n", rule,
+                r[i].matched, r[i].hits);
+    }
+    n = ncq_model_queue_list(c, t, q, NCQ_MAX_TAGS + 1);
+    for (i = 0; i < n; i++) {
+        fprintf(f, "queue tag=%u %s %" PRIu64 "+%u prio=%d in_service=%d "
+                "age=%" PRId64 "\n", q[i].id, ncq_op_name(q[i].op), q[i].lba,
+                q[i].sectors, q[i].prio, q[i].in_service, q[i].age_ns);
+    }
+    n = ncq_model_volatile(c, t, v, NCQ_MAX_VOLATILE);
+    for (i = 0; i < n; i++) {
+        fprintf(f, "volatile %" PRIu64 "+%" PRIu64 "\n", v[i].lba,
+                v[i].sectors);
+    }
+    fclose(f);
+    ncq_model_free(c);
+    return out;
+}
+
+/* The golden model's parameters: the built-in text, comments dropped. */
+static char *golden_params_text(void)
+{
+    const char *src = ncq_params_builtin_text(GOLDEN_MODEL);
+    char *out = malloc(strlen(src) + 200), *o = out;
+    const char *line = src;
+
+    o += sprintf(o, "# %s as built in when model-state-v1.bin was made "
+                 "(comments dropped)\n", GOLDEN_MODEL);
+    while (*line) {
+        const char *eol = strchr(line, '\n');
+        const char *end = eol ? eol : line + strlen(line);
+        const char *hash = memchr(line, '#', end - line);
+        const char *stop = hash ? hash : end;
+
+        while (stop > line && (stop[-1] == ' ' || stop[-1] == '\t')) {
+            stop--;
+        }
+        if (stop > line) {
+            memcpy(o, line, stop - line);
+            o += stop - line;
+            *o++ = '\n';
+        }
+        line = eol ? eol + 1 : end;
+    }
+    *o = 0;
+    return out;
+}
+
+static void write_file(const char *dir, const char *name, const void *data,
+                       size_t len)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+        fprintf(stderr, "%s: cannot write\n", path);
+        exit(1);
+    }
+    printf("wrote %s (%zu bytes)\n", path, len);
+}
+
+/* The golden workload run to its save point. */
+static NcqModel *golden_run(const char *params_text, Driver *d)
+{
+    NcqModel *m = ncq_test_model_text(params_text, GOLDEN_SEED);
+
+    driver_init(d, m, GOLDEN_SEED, "golden");
+    while (d->steps < GOLDEN_STEPS) {
+        driver_step(d, &m, 1);
+    }
+    return m;
+}
+
+static int write_golden(const char *dir)
+{
+    char *text = golden_params_text(), *sum;
+    Driver d;
+    NcqModel *m = golden_run(text, &d);
+    size_t len;
+    uint8_t *b = save(m, &len);
+    char name[64];
+
+    snprintf(name, sizeof(name), "model-state-v%u.ncqm",
+             (unsigned)be_get(b + 8, 4));
+    write_file(dir, name, text, strlen(text));
+    snprintf(name, sizeof(name), "model-state-v%u.bin",
+             (unsigned)be_get(b + 8, 4));
+    write_file(dir, name, b, len);
+    sum = summary(m, d.t);
+    snprintf(name, sizeof(name), "model-state-v%u.txt",
+             (unsigned)be_get(b + 8, 4));
+    write_file(dir, name, sum, strlen(sum));
+    free(sum);
+    free(b);
+    free(text);
+    ncq_model_free(m);
+    return 0;
+}
+
+static void first_diff(const char *want, const char *got)
+{
+    int line = 1;
+
+    while (*want && *want == *got) {
+        line += *want == '\n';
+        want++;
+        got++;
+    }
+    CHECK(!*want && !*got, "golden summary differs at line %d: committed "
+          "\"%.60s\", loaded \"%.60s\"", line, want, got);
+}
+
+static void test_golden(const char *dir)
+{
+    char path[4096], err[256], *text, *sum, *want;
+    size_t glen, tlen, len, i;
+    uint8_t *g, *b;
+    NcqModel *loaded, *rerun, *m[2];
+    Driver d;
+
+    snprintf(path, sizeof(path), "%s/model-state-v1.ncqm", dir);
+    text = read_file(path, &tlen);
+    snprintf(path, sizeof(path), "%s/model-state-v1.bin", dir);
+    g = (uint8_t *)read_file(path, &glen);
+    snprintf(path, sizeof(path), "%s/model-state-v1.txt", dir);
+    want = read_file(path, &tlen);
+
+    /* The file is a v1 stream of the committed v1 format. */
+    CHECK(glen > HEAD + TAIL && !memcmp(g, "NCQSTATE", 8) &&
+          be_get(g + 8, 4) == 1, "golden header");
+    for (i = 0; i < NFORMATS; i++) {
+        if (formats[i].version == 1) {
+            CHECK(be_get(g + 12, 8) == formats[i].hash, "golden format hash "
+                  "%016" PRIx64 ", v1 is committed as %016" PRIx64,
+                  be_get(g + 12, 8), formats[i].hash);
+        }
+    }
+
+    /* It loads, and holds what it held when it was written. */
+    loaded = ncq_test_model_text(text, 1);
+    CHECK(load_msg(loaded, g, glen, err, sizeof(err)) == 0,
+          "golden stream refused: %s", err);
+    rerun = golden_run(text, &d);
+    sum = summary(loaded, d.t);
+    first_diff(want, sum);
+    free(sum);
+
+    /*
+     * This build, running the golden workload from scratch to the same
+     * point, saves the same bytes, and the two continue identically.
+     * Holds while the model's timing is that of the build that wrote the
+     * golden stream (tests/data/README.md says what to do when it is
+     * changed on purpose).
+     */
+    b = save(rerun, &len);
+    CHECK(len == glen && !memcmp(b, g, len), "the golden workload no longer "
+          "reaches the golden state (%zu bytes, golden %zu): the model's "
+          "behaviour changed since v1's golden stream was written", len,
+          glen);
+    m[0] = rerun;
+    m[1] = loaded;
+    d.name = "golden";
+    while (d.steps < GOLDEN_STEPS + GOLDEN_MORE && !d.diverged) {
+        driver_step(&d, m, 2);
+    }
+    CHECK(!d.diverged && same_state(rerun, loaded),
+          "golden continuation differs");
+    printf("golden: model-state-v1.bin (%zu bytes) loads, matches "
+           "model-state-v1.txt and the re-run's %zu bytes; %ld more steps, "
+           "%ld completions in all, identical\n", glen, len,
+           (long)GOLDEN_MORE, d.completions);
+    free(b);
+    free(g);
+    free(text);
+    free(want);
+    ncq_model_free(loaded);
+    ncq_model_free(rerun);
+}
+
+static void test_all_models(void)
+{
+    char *names = strdup(ncq_params_builtin_names()), *save_ptr = NULL;
+    char *name;
+
+    for (name = strtok_r(names, ", ", &save_ptr); name;
+         name = strtok_r(NULL, ", ", &save_ptr)) {
+        test_round_trips(name, 2000);
+    }
+    free(names);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write-golden")) {
+        return write_golden(argv[2]);
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: test-state DATA_DIR | --write-golden DIR\n");
+        return 2;
+    }
+    test_versions_and_identity();
+    test_all_models();
+    test_refused("st3400620as");
+    test_refused("intel-530");
+    test_golden(argv[1]);
     return ncq_test_done("state");
 }

@@ -29,7 +29,6 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    /* memcpy, padding included: saved states compare parameters by bytes */
     memcpy(&m->p, p, sizeof(*p));
     m->s.policy = p->policy;
     m->s.aging_weight_milli = p->aging_weight_milli;

@@ -1,37 +1,112 @@
 /*
- * ncq-model: the whole model state as bytes, for snapshots and migration
+ * ncq-model: the model's state as a versioned stream, for snapshots and
+ * migration
  *
- * The model is one flat structure (no pointers), so its state is its
- * bytes.  The blob is only meant for the same build of the library on
- * both ends, as QEMU migrates between identical binaries: a header names
- * the layout (size) and the parameters, and a load refuses anything else
- * with a message instead of guessing.
+ * The stream is described field by field, so that it does not depend on
+ * the in-memory layout of NcqModel, on the compiler or on the host's byte
+ * order, and a stream saved by one build loads in every later one.  The
+ * field list is written once, as the ncq_vis_*() functions below: one
+ * walk over the state serves to size, save, load, fingerprint the
+ * parameters and hash the format itself (NcqVisMode).  docs/model-state.md
+ * gives the same list as a table.
+ *
+ * Framing (all integers big-endian, two's complement when signed):
+ *
+ *   offset  bytes  field
+ *   0       8      magic "NCQSTATE"
+ *   8       4      version (NCQ_STATE_VERSION)
+ *   12      8      format hash: FNV-1a of the field list of that version
+ *   20      4      body length B
+ *   24      B      body: the fields below, in this order
+ *   24+B    8      checksum: FNV-1a of bytes 0 .. 24+B-1
+ *
+ * Body, version 1 (u64/i64: 8 bytes, u32/i32/enum: 4, bool: 1, str: u32
+ * length and that many bytes; "n x" is a u32 count, then n entries):
+ *
+ *   identity   model: str, params: u64 (fingerprint of the parameters)
+ *   clock      now, rng, phase
+ *   settings   policy, aging_weight_milli, starvation_timeout_ns,
+ *              prio_timeout_ns, honour_prio, clustering_sectors,
+ *              write_cache, zero_latency
+ *   queue      seq, done_seq, emit_seq, access_seq,
+ *              33 x slot (state; unless free: command, seq, done_seq,
+ *              emit_seq, completion record, fault_delay_ns, fault_hang;
+ *              if queued: rd_lo, rd_hi),
+ *              n x qorder (slot index, firmware queue order)
+ *   mechanism  mech, mech_until, cur_cyl, cur_head, last_lba_end,
+ *              bus_free, plan_cutoff
+ *   read cache lru_clock, n x seg (start, end, lru, valid), pf_armed,
+ *              pf_seg, pf_lba, pf_n, pf_first, pf_consumed, pf_min_end,
+ *              pf_min_cyl, pf_min_head, pf_end_cyl, pf_end_head,
+ *              pf_min_n, pf_end_n, pf_cutoff, n x chg (lo, hi)
+ *   write cache n x dirty (lba, n), destage (lba, n)
+ *   ssd        ctrl_free, n x die_free, n x ch_free, rr, open_bytes,
+ *              last_program_end, n x chunk (free_ns, bytes)
+ *   stats      the fields of NcqStats, histograms as counted arrays
+ *   faults     n x rule (kind, lba, sectors, mode, every, ops, delay_ns,
+ *              matched, hits)
+ *
+ * Not in the stream, because a load recomputes them: the parameters and
+ * what the layout precomputes from them (a load needs a model made from
+ * the same parameters, and checks the fingerprint); each busy command's
+ * position on the platters and the read-ahead's start (layout of their
+ * LBA); the per-state slot masks, the outstanding count and the dirty
+ * sector count (functions of the slots and extents in the stream).
+ *
+ * Changing the format: add a field with `if (v->version >= N)` around its
+ * visit and bump NCQ_STATE_VERSION to N; older streams then load with the
+ * field at a new model's value.  The names given to the visit functions
+ * are the format's, not the C fields': keep them when a field moves.
+ * tests/unit/test-state.c checks each version's format hash against a
+ * committed value, and that the golden stream of v1 still loads.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-#include <stddef.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ncq-int.h"
 
-#define NCQ_STATE_MAGIC   "NCQMSTAT"
-#define NCQ_STATE_VERSION 1
+#define NCQ_STATE_MAGIC     "NCQSTATE"
+#define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
+#define NCQ_STATE_VERSION   1
+#define NCQ_STATE_HEAD      24
+#define NCQ_STATE_TAIL      8
 
-typedef struct NcqStateHeader {
-    char magic[8];
-    uint32_t version;
-    uint32_t model_size;      /* sizeof(NcqModel): same layout */
-    uint64_t params_hash;     /* same parameter set */
-} NcqStateHeader;
+typedef enum NcqVisMode {
+    NCQ_VIS_SIZE,       /* count the bytes a save writes */
+    NCQ_VIS_SAVE,       /* write the fields to buf */
+    NCQ_VIS_LOAD,       /* read the fields from buf, checking ranges */
+    NCQ_VIS_HASH,       /* fold the fields' encoding into hash */
+    NCQ_VIS_SCHEMA,     /* fold the fields' names and widths into hash */
+} NcqVisMode;
 
-/* FNV-1a: enough to tell parameter sets apart, not a security hash. */
-static uint64_t ncq_hash(const void *data, size_t len)
+typedef struct NcqVis {
+    NcqVisMode mode;
+    uint32_t version;   /* of the stream written or read */
+    uint8_t *buf;       /* NCQ_VIS_SAVE */
+    const uint8_t *in;  /* NCQ_VIS_LOAD */
+    size_t pos;
+    size_t len;
+    uint64_t hash;
+    const char *where;  /* part being visited, for messages */
+    int index;          /* its index, or -1 */
+    bool failed;
+    char *err;
+    size_t errlen;
+} NcqVis;
+
+/* FNV-1a: enough to tell formats and parameter sets apart, not a MAC. */
+#define NCQ_FNV_INIT 0xcbf29ce484222325ULL
+
+static uint64_t ncq_fnv(uint64_t h, const void *data, size_t len)
 {
-    const unsigned char *b = data;
-    uint64_t h = 0xcbf29ce484222325ULL;
+    const uint8_t *b = data;
     size_t i;
 
     for (i = 0; i < len; i++) {
@@ -40,63 +115,925 @@ static uint64_t ncq_hash(const void *data, size_t len)
     return h;
 }
 
+static void ncq_put_be(uint8_t *p, uint64_t v, unsigned width)
+{
+    unsigned i;
+
+    for (i = 0; i < width; i++) {
+        p[i] = v >> (8 * (width - 1 - i));
+    }
+}
+
+static uint64_t ncq_get_be(const uint8_t *p, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned i;
+
+    for (i = 0; i < width; i++) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
+static void ncq_vis_fail(NcqVis *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void ncq_vis_fail(NcqVis *v, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+
+    if (v->failed) {
+        return;
+    }
+    v->failed = true;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (v->index >= 0) {
+        snprintf(v->err, v->errlen, "model state is damaged (%s %d: %s); "
+                 "it cannot be loaded, use an intact snapshot", v->where,
+                 v->index, what);
+    } else {
+        snprintf(v->err, v->errlen, "model state is damaged (%s: %s); "
+                 "it cannot be loaded, use an intact snapshot", v->where,
+                 what);
+    }
+}
+
+static void ncq_vis_part(NcqVis *v, const char *where, int index)
+{
+    v->where = where;
+    v->index = index;
+}
+
+/* The format hash covers names and widths: the stream's shape. */
+static void ncq_vis_schema(NcqVis *v, const char *name, char kind,
+                           unsigned width)
+{
+    uint8_t tag[2] = { (uint8_t)kind, (uint8_t)width };
+
+    v->hash = ncq_fnv(v->hash, name, strlen(name) + 1);
+    v->hash = ncq_fnv(v->hash, tag, sizeof(tag));
+}
+
+/* One integer of @width bytes; true when *@val holds a loaded value. */
+static bool ncq_vis_int(NcqVis *v, const char *name, char kind,
+                        unsigned width, uint64_t *val)
+{
+    uint8_t b[8];
+
+    switch (v->mode) {
+    case NCQ_VIS_SIZE:
+        v->pos += width;
+        return false;
+    case NCQ_VIS_SAVE:
+        ncq_put_be(v->buf + v->pos, *val, width);
+        v->pos += width;
+        return false;
+    case NCQ_VIS_HASH:
+        ncq_put_be(b, *val, width);
+        v->hash = ncq_fnv(v->hash, b, width);
+        return false;
+    case NCQ_VIS_SCHEMA:
+        ncq_vis_schema(v, name, kind, width);
+        return false;
+    case NCQ_VIS_LOAD:
+        if (v->failed) {
+            return false;
+        }
+        if (v->len - v->pos < width) {
+            ncq_vis_fail(v, "%s: the body ends early", name);
+            return false;
+        }
+        *val = ncq_get_be(v->in + v->pos, width);
+        v->pos += width;
+        return true;
+    }
+    return false;
+}
+
+static void ncq_vis_u64(NcqVis *v, const char *name, uint64_t *p)
+{
+    uint64_t x = *p;
+
+    if (ncq_vis_int(v, name, 'u', 8, &x)) {
+        *p = x;
+    }
+}
+
+static void ncq_vis_i64(NcqVis *v, const char *name, int64_t *p)
+{
+    uint64_t x = (uint64_t)*p;
+
+    if (ncq_vis_int(v, name, 'i', 8, &x)) {
+        *p = (int64_t)x;
+    }
+}
+
+static void ncq_vis_u32(NcqVis *v, const char *name, uint32_t *p,
+                        uint32_t max)
+{
+    uint64_t x = *p;
+
+    if (ncq_vis_int(v, name, 'u', 4, &x)) {
+        if (x > max) {
+            ncq_vis_fail(v, "%s = %" PRIu64 ", at most %" PRIu32, name, x,
+                         max);
+        }
+        *p = (uint32_t)x;
+    }
+}
+
+static void ncq_vis_i32(NcqVis *v, const char *name, int *p, int lo, int hi)
+{
+    uint64_t x = (uint32_t)*p;
+
+    if (ncq_vis_int(v, name, 'i', 4, &x)) {
+        int32_t y = (int32_t)(uint32_t)x;
+
+        if (y < lo || y > hi) {
+            ncq_vis_fail(v, "%s = %" PRId32 ", outside %d..%d", name, y, lo,
+                         hi);
+        }
+        *p = y;
+    }
+}
+
+static void ncq_vis_bool(NcqVis *v, const char *name, bool *p)
+{
+    uint64_t x = *p;
+
+    if (ncq_vis_int(v, name, 'b', 1, &x)) {
+        if (x > 1) {
+            ncq_vis_fail(v, "%s = %" PRIu64 ", not a flag", name, x);
+        }
+        *p = x == 1;
+    }
+}
+
+/* An enum, whatever width the compiler gives it, as a u32 up to @max. */
+#define NCQ_VIS_ENUM(v, name, lval, max) do { \
+        uint32_t e_ = (uint32_t)(lval); \
+        ncq_vis_u32(v, name, &e_, max); \
+        if ((v)->mode == NCQ_VIS_LOAD) { \
+            (lval) = e_; \
+        } \
+    } while (0)
+
+/*
+ * The count of an array: @n entries in memory (at most @max), the
+ * stream's count when loading; the format hash visits one entry.
+ */
+static uint32_t ncq_vis_count(NcqVis *v, const char *name, uint32_t n,
+                              uint32_t max)
+{
+    ncq_vis_u32(v, name, &n, max);
+    if (v->failed) {
+        return 0;
+    }
+    return v->mode == NCQ_VIS_SCHEMA ? 1 : n;
+}
+
+/* An array whose length is fixed by this version of the format. */
+static void ncq_vis_fixed(NcqVis *v, const char *name, uint32_t n)
+{
+    uint32_t got = n;
+
+    ncq_vis_u32(v, name, &got, UINT32_MAX);
+    if (got != n) {
+        ncq_vis_fail(v, "%s has %" PRIu32 " entries, the format %" PRIu32,
+                     name, got, n);
+    }
+}
+
+/* Fields present only when @cond; the format hash notes the condition. */
+static bool ncq_vis_when(NcqVis *v, const char *label, bool cond)
+{
+    if (v->mode == NCQ_VIS_SCHEMA) {
+        ncq_vis_schema(v, label, '?', 0);
+        return true;
+    }
+    return cond && !v->failed;
+}
+
+/* A NUL-terminated string in a buffer of @cap; loads cut to fit. */
+static void ncq_vis_str(NcqVis *v, const char *name, char *s, size_t cap)
+{
+    uint32_t n = strnlen(s, cap - 1);
+    size_t keep;
+
+    ncq_vis_u32(v, name, &n, UINT32_MAX);
+    switch (v->mode) {
+    case NCQ_VIS_SIZE:
+        v->pos += n;
+        break;
+    case NCQ_VIS_SAVE:
+        memcpy(v->buf + v->pos, s, n);
+        v->pos += n;
+        break;
+    case NCQ_VIS_HASH:
+        v->hash = ncq_fnv(v->hash, s, n);
+        break;
+    case NCQ_VIS_SCHEMA:
+        ncq_vis_schema(v, name, 's', 0);
+        break;
+    case NCQ_VIS_LOAD:
+        if (v->failed) {
+            break;
+        }
+        if (v->len - v->pos < n) {
+            ncq_vis_fail(v, "%s: the body ends early", name);
+            break;
+        }
+        keep = n < cap - 1 ? n : cap - 1;
+        memcpy(s, v->in + v->pos, keep);
+        s[keep] = 0;
+        v->pos += n;
+        break;
+    }
+}
+
+/*
+ * The parameters, for their fingerprint only (NCQ_VIS_HASH and the
+ * format hash): a stream holds no parameters, a load needs a model made
+ * from the same ones.
+ */
+static void ncq_vis_params(NcqVis *v, NcqParams *p)
+{
+    uint32_t i, n;
+
+    ncq_vis_str(v, "name", p->name, sizeof(p->name));
+    ncq_vis_str(v, "model", p->model, sizeof(p->model));
+    ncq_vis_str(v, "firmware", p->firmware, sizeof(p->firmware));
+    NCQ_VIS_ENUM(v, "kind", p->kind, NCQ_KIND_SSD);
+    ncq_vis_u64(v, "capacity", &p->capacity);
+    ncq_vis_u32(v, "rpm", &p->rpm, UINT32_MAX);
+    ncq_vis_u32(v, "queue_depth", &p->queue_depth, UINT32_MAX);
+    ncq_vis_u64(v, "bus_bytes_per_s", &p->bus_bytes_per_s);
+    ncq_vis_u32(v, "heads", &p->heads, UINT32_MAX);
+    ncq_vis_u32(v, "cylinders", &p->cylinders, UINT32_MAX);
+    n = ncq_vis_count(v, "zones", p->nzones, NCQ_MAX_ZONES);
+    for (i = 0; i < n; i++) {
+        ncq_vis_u32(v, "cyl_start", &p->zones[i].cyl_start, UINT32_MAX);
+        ncq_vis_u32(v, "cyl_count", &p->zones[i].cyl_count, UINT32_MAX);
+        ncq_vis_u32(v, "spt", &p->zones[i].spt, UINT32_MAX);
+    }
+    ncq_vis_u32(v, "spare_per_track", &p->spare_per_track, UINT32_MAX);
+    ncq_vis_u32(v, "track_skew_ppb", &p->track_skew_ppb, UINT32_MAX);
+    ncq_vis_u32(v, "cyl_skew_ppb", &p->cyl_skew_ppb, UINT32_MAX);
+    NCQ_VIS_ENUM(v, "seek_type", p->seek_type, NCQ_SEEK_TABLE);
+    ncq_vis_i64(v, "seek_a_ns", &p->seek_a_ns);
+    ncq_vis_i64(v, "seek_b_ns", &p->seek_b_ns);
+    ncq_vis_i64(v, "seek_c_ns", &p->seek_c_ns);
+    ncq_vis_i64(v, "seek_e_ns", &p->seek_e_ns);
+    ncq_vis_u32(v, "seek_x", &p->seek_x, UINT32_MAX);
+    n = ncq_vis_count(v, "seek_points", p->seek_npoints,
+                      NCQ_MAX_SEEK_POINTS);
+    for (i = 0; i < n; i++) {
+        ncq_vis_u32(v, "dist", &p->seek_points[i].dist, UINT32_MAX);
+        ncq_vis_i64(v, "ns", &p->seek_points[i].ns);
+    }
+    ncq_vis_i64(v, "head_switch_ns", &p->head_switch_ns);
+    ncq_vis_i64(v, "write_settle_ns", &p->write_settle_ns);
+    ncq_vis_i64(v, "seek_jitter_ns", &p->seek_jitter_ns);
+    ncq_vis_i64(v, "seek_plan_settle_ns", &p->seek_plan_settle_ns);
+    ncq_vis_i64(v, "ovh_read_miss_ns", &p->ovh_read_miss_ns);
+    ncq_vis_i64(v, "ovh_read_hit_ns", &p->ovh_read_hit_ns);
+    ncq_vis_i64(v, "ovh_write_ns", &p->ovh_write_ns);
+    ncq_vis_i64(v, "ovh_other_ns", &p->ovh_other_ns);
+    ncq_vis_bool(v, "zero_latency", &p->zero_latency);
+    ncq_vis_u32(v, "cache_segments", &p->cache_segments, UINT32_MAX);
+    ncq_vis_u32(v, "segment_sectors", &p->segment_sectors, UINT32_MAX);
+    ncq_vis_u32(v, "readahead_sectors", &p->readahead_sectors, UINT32_MAX);
+    ncq_vis_u32(v, "min_readahead_sectors", &p->min_readahead_sectors,
+                UINT32_MAX);
+    ncq_vis_u32(v, "write_cache_sectors", &p->write_cache_sectors,
+                UINT32_MAX);
+    ncq_vis_bool(v, "write_cache", &p->write_cache);
+    NCQ_VIS_ENUM(v, "policy", p->policy, NCQ_POLICY__MAX - 1);
+    ncq_vis_u32(v, "aging_weight_milli", &p->aging_weight_milli,
+                UINT32_MAX);
+    ncq_vis_i64(v, "starvation_timeout_ns", &p->starvation_timeout_ns);
+    ncq_vis_i64(v, "prio_timeout_ns", &p->prio_timeout_ns);
+    ncq_vis_bool(v, "honour_prio", &p->honour_prio);
+    ncq_vis_u32(v, "clustering_sectors", &p->clustering_sectors,
+                UINT32_MAX);
+    ncq_vis_u32(v, "sched_window", &p->sched_window, UINT32_MAX);
+    ncq_vis_i64(v, "sched_eval_ns", &p->sched_eval_ns);
+    ncq_vis_bool(v, "plan_ahead", &p->plan_ahead);
+    ncq_vis_u32(v, "channels", &p->channels, UINT32_MAX);
+    ncq_vis_u32(v, "dies_per_channel", &p->dies_per_channel, UINT32_MAX);
+    ncq_vis_u32(v, "page_bytes", &p->page_bytes, UINT32_MAX);
+    ncq_vis_i64(v, "page_read_ns", &p->page_read_ns);
+    ncq_vis_i64(v, "page_program_ns", &p->page_program_ns);
+    ncq_vis_u64(v, "channel_bytes_per_s", &p->channel_bytes_per_s);
+    ncq_vis_u32(v, "write_buffer_bytes", &p->write_buffer_bytes,
+                UINT32_MAX);
+    ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
+    ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
+}
+
+/* The parameters' fingerprint as a stream of @version records it. */
+static uint64_t ncq_params_fingerprint(const NcqParams *p, uint32_t version)
+{
+    NcqVis v = { .mode = NCQ_VIS_HASH, .version = version,
+                 .hash = NCQ_FNV_INIT, .index = -1 };
+
+    /* HASH mode only reads: the cast does not let anything write */
+    ncq_vis_params(&v, (NcqParams *)p);
+    return v.hash;
+}
+
+static void ncq_vis_identity(NcqVis *v, NcqModel *m, char *name,
+                             size_t namecap, uint64_t *fingerprint)
+{
+    ncq_vis_part(v, "identity", -1);
+    ncq_vis_str(v, "model", name, namecap);
+    ncq_vis_u64(v, "params", fingerprint);
+    if (v->mode == NCQ_VIS_SCHEMA) {
+        /* how the fingerprint is made is part of the format */
+        ncq_vis_params(v, &m->p);
+    }
+}
+
+static void ncq_vis_clock(NcqVis *v, NcqModel *m)
+{
+    ncq_vis_part(v, "clock", -1);
+    ncq_vis_i64(v, "now", &m->now);
+    ncq_vis_u64(v, "rng", &m->rng);
+    ncq_vis_u64(v, "phase", &m->layout.phase);
+}
+
+static void ncq_vis_settings(NcqVis *v, NcqSettings *s)
+{
+    ncq_vis_part(v, "settings", -1);
+    NCQ_VIS_ENUM(v, "policy", s->policy, NCQ_POLICY__MAX - 1);
+    ncq_vis_u32(v, "aging_weight_milli", &s->aging_weight_milli,
+                UINT32_MAX);
+    ncq_vis_i64(v, "starvation_timeout_ns", &s->starvation_timeout_ns);
+    ncq_vis_i64(v, "prio_timeout_ns", &s->prio_timeout_ns);
+    ncq_vis_bool(v, "honour_prio", &s->honour_prio);
+    ncq_vis_u32(v, "clustering_sectors", &s->clustering_sectors,
+                NCQ_MAX_SECTORS);
+    ncq_vis_bool(v, "write_cache", &s->write_cache);
+    ncq_vis_bool(v, "zero_latency", &s->zero_latency);
+}
+
+static void ncq_vis_cmd(NcqVis *v, NcqCmd *c)
+{
+    ncq_vis_u32(v, "id", &c->id, NCQ_ID_NONQUEUED);
+    NCQ_VIS_ENUM(v, "op", c->op, NCQ_OP_OTHER);
+    ncq_vis_u64(v, "lba", &c->lba);
+    ncq_vis_u32(v, "sectors", &c->sectors, NCQ_MAX_SECTORS);
+    ncq_vis_bool(v, "fua", &c->fua);
+    ncq_vis_bool(v, "prio", &c->prio);
+    ncq_vis_bool(v, "queued", &c->queued);
+}
+
+static void ncq_vis_completion(NcqVis *v, NcqCompletion *c)
+{
+    ncq_vis_u32(v, "c.id", &c->id, NCQ_ID_NONQUEUED);
+    NCQ_VIS_ENUM(v, "c.op", c->op, NCQ_OP_OTHER);
+    ncq_vis_u64(v, "c.lba", &c->lba);
+    ncq_vis_u32(v, "c.sectors", &c->sectors, NCQ_MAX_SECTORS);
+    ncq_vis_bool(v, "c.fua", &c->fua);
+    ncq_vis_bool(v, "c.prio", &c->prio);
+    ncq_vis_bool(v, "c.queued", &c->queued);
+    ncq_vis_bool(v, "c.cache_hit", &c->cache_hit);
+    NCQ_VIS_ENUM(v, "c.reason", c->reason, NCQ_REASON__MAX - 1);
+    ncq_vis_i64(v, "c.arrival_ns", &c->arrival_ns);
+    ncq_vis_i64(v, "c.dispatch_ns", &c->dispatch_ns);
+    ncq_vis_i64(v, "c.complete_ns", &c->complete_ns);
+    ncq_vis_i64(v, "c.seek_ns", &c->seek_ns);
+    ncq_vis_i64(v, "c.rotate_ns", &c->rotate_ns);
+    ncq_vis_i64(v, "c.transfer_ns", &c->transfer_ns);
+    ncq_vis_i64(v, "c.overhead_ns", &c->overhead_ns);
+    ncq_vis_i64(v, "c.media_start_ns", &c->media_start_ns);
+    ncq_vis_i64(v, "c.media_end_ns", &c->media_end_ns);
+    ncq_vis_u64(v, "c.access_id", &c->access_id);
+    ncq_vis_u32(v, "c.queue_len_at_arrival", &c->queue_len_at_arrival,
+                NCQ_SLOTS);
+    ncq_vis_u32(v, "c.delay_count", &c->delay_count, UINT32_MAX);
+    ncq_vis_i32(v, "c.fault", &c->fault, NCQ_FAULT_NONE, NCQ_FAULT__MAX - 1);
+    ncq_vis_u64(v, "c.fault_lba", &c->fault_lba);
+}
+
+static void ncq_vis_slot(NcqVis *v, NcqModel *m, int i)
+{
+    NcqSlot *s = &m->q.slot[i];
+
+    ncq_vis_part(v, "slot", i);
+    NCQ_VIS_ENUM(v, "state", s->state, NCQ_SLOT_DONE);
+    if (!ncq_vis_when(v, "busy", s->state != NCQ_SLOT_FREE)) {
+        return;
+    }
+    ncq_vis_cmd(v, &s->cmd);
+    ncq_vis_u64(v, "seq", &s->seq);
+    ncq_vis_u64(v, "done_seq", &s->done_seq);
+    ncq_vis_u64(v, "emit_seq", &s->emit_seq);
+    ncq_vis_completion(v, &s->c);
+    ncq_vis_i64(v, "fault_delay_ns", &s->fault_delay_ns);
+    ncq_vis_bool(v, "fault_hang", &s->fault_hang);
+    /* only a queued command's buffered-read range is kept up to date */
+    if (ncq_vis_when(v, "queued", s->state == NCQ_SLOT_QUEUED)) {
+        ncq_vis_u64(v, "rd_lo", &m->q.rd_lo[i]);
+        ncq_vis_u64(v, "rd_hi", &m->q.rd_hi[i]);
+    }
+}
+
+static void ncq_vis_queue(NcqVis *v, NcqModel *m)
+{
+    uint32_t i, n;
+
+    ncq_vis_part(v, "queue", -1);
+    ncq_vis_u64(v, "seq", &m->q.seq);
+    ncq_vis_u64(v, "done_seq", &m->q.done_seq);
+    ncq_vis_u64(v, "emit_seq", &m->q.emit_seq);
+    ncq_vis_u64(v, "access_seq", &m->sched.access_seq);
+    ncq_vis_fixed(v, "slots", NCQ_SLOTS);
+    for (i = 0; i < NCQ_SLOTS && !v->failed; i++) {
+        ncq_vis_slot(v, m, i);
+        if (v->mode == NCQ_VIS_SCHEMA) {
+            break;
+        }
+    }
+    ncq_vis_part(v, "queue", -1);
+    n = ncq_vis_count(v, "qorder", m->q.n, NCQ_SLOTS);
+    for (i = 0; i < n; i++) {
+        ncq_vis_i32(v, "slot", &m->q.order[i], 0, NCQ_SLOTS - 1);
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        m->q.n = n;
+    }
+}
+
+static void ncq_vis_mech(NcqVis *v, NcqModel *m)
+{
+    ncq_vis_part(v, "mechanism", -1);
+    NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_DESTAGE);
+    ncq_vis_i64(v, "mech_until", &m->mech.until);
+    ncq_vis_u32(v, "cur_cyl", &m->mech.cyl, UINT32_MAX);
+    ncq_vis_u32(v, "cur_head", &m->mech.head, UINT32_MAX);
+    ncq_vis_u64(v, "last_lba_end", &m->mech.lba_end);
+    ncq_vis_i64(v, "bus_free", &m->mech.bus_free);
+    ncq_vis_i64(v, "plan_cutoff", &m->sched.plan_cutoff);
+}
+
+static void ncq_vis_readahead(NcqVis *v, NcqModel *m)
+{
+    uint32_t i, n, nchg = m->cache.nchg;
+
+    ncq_vis_part(v, "read cache", -1);
+    ncq_vis_u64(v, "lru_clock", &m->cache.lru_clock);
+    n = ncq_vis_count(v, "segs", m->p.cache_segments < NCQ_MAX_SEGS ?
+                      m->p.cache_segments : NCQ_MAX_SEGS, NCQ_MAX_SEGS);
+    for (i = 0; i < n; i++) {
+        ncq_vis_u64(v, "start", &m->cache.seg[i].start);
+        ncq_vis_u64(v, "end", &m->cache.seg[i].end);
+        ncq_vis_u64(v, "lru", &m->cache.seg[i].lru);
+        ncq_vis_bool(v, "valid", &m->cache.seg[i].valid);
+    }
+    ncq_vis_bool(v, "pf_armed", &m->ra.armed);
+    ncq_vis_i32(v, "pf_seg", &m->ra.seg, -1, NCQ_MAX_SEGS - 1);
+    ncq_vis_u64(v, "pf_lba", &m->ra.lba);
+    ncq_vis_u32(v, "pf_n", &m->ra.n, UINT32_MAX);
+    ncq_vis_i64(v, "pf_first", &m->ra.first);
+    ncq_vis_u64(v, "pf_consumed", &m->ra.consumed);
+    ncq_vis_i64(v, "pf_min_end", &m->ra.min_end);
+    ncq_vis_u32(v, "pf_min_cyl", &m->ra.min_cyl, UINT32_MAX);
+    ncq_vis_u32(v, "pf_min_head", &m->ra.min_head, UINT32_MAX);
+    ncq_vis_u32(v, "pf_end_cyl", &m->ra.end_cyl, UINT32_MAX);
+    ncq_vis_u32(v, "pf_end_head", &m->ra.end_head, UINT32_MAX);
+    ncq_vis_u32(v, "pf_min_n", &m->ra.min_n, UINT32_MAX);
+    ncq_vis_u32(v, "pf_end_n", &m->ra.end_n, UINT32_MAX);
+    ncq_vis_i64(v, "pf_cutoff", &m->sched.pf_cutoff);
+    nchg = ncq_vis_count(v, "chg", nchg, NCQ_CHG_RANGES);
+    for (i = 0; i < nchg; i++) {
+        ncq_vis_u64(v, "lo", &m->cache.chg_lo[i]);
+        ncq_vis_u64(v, "hi", &m->cache.chg_hi[i]);
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        m->cache.nchg = nchg;
+    }
+}
+
+static void ncq_vis_wcache(NcqVis *v, NcqModel *m)
+{
+    uint32_t i, n;
+
+    ncq_vis_part(v, "write cache", -1);
+    n = ncq_vis_count(v, "dirty", m->wc.ndirty, NCQ_MAX_DIRTY);
+    for (i = 0; i < n; i++) {
+        ncq_vis_u64(v, "lba", &m->wc.dirty[i].lba);
+        ncq_vis_u32(v, "n", &m->wc.dirty[i].n, UINT32_MAX);
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        m->wc.ndirty = n;
+    }
+    ncq_vis_u64(v, "destage.lba", &m->wc.destage.lba);
+    ncq_vis_u32(v, "destage.n", &m->wc.destage.n, UINT32_MAX);
+}
+
+static void ncq_vis_ssd(NcqVis *v, NcqModel *m)
+{
+    NcqSsd *d = &m->ssd;
+    uint32_t i, n;
+
+    ncq_vis_part(v, "ssd", -1);
+    ncq_vis_i64(v, "ctrl_free", &d->ctrl_free);
+    n = ncq_vis_count(v, "die_free", m->p.channels * m->p.dies_per_channel,
+                      NCQ_SSD_MAX_CH * NCQ_SSD_MAX_DIE);
+    for (i = 0; i < n; i++) {
+        ncq_vis_i64(v, "die_free", &d->die_free[i]);
+    }
+    n = ncq_vis_count(v, "ch_free", m->p.channels, NCQ_SSD_MAX_CH);
+    for (i = 0; i < n; i++) {
+        ncq_vis_i64(v, "ch_free", &d->ch_free[i]);
+    }
+    ncq_vis_u32(v, "rr", &d->rr, UINT32_MAX);
+    ncq_vis_u32(v, "open_bytes", &d->open_bytes, UINT32_MAX);
+    ncq_vis_i64(v, "last_program_end", &d->last_program_end);
+    n = ncq_vis_count(v, "chunks", d->nchunks, NCQ_SSD_CHUNKS);
+    for (i = 0; i < n; i++) {
+        ncq_vis_i64(v, "free_ns", &d->chunk[i].free_ns);
+        ncq_vis_u32(v, "bytes", &d->chunk[i].bytes, UINT32_MAX);
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        d->nchunks = n;
+    }
+}
+
+static void ncq_vis_stats(NcqVis *v, NcqStats *st)
+{
+    int i;
+
+    ncq_vis_part(v, "stats", -1);
+    ncq_vis_u64(v, "submitted", &st->submitted);
+    ncq_vis_u64(v, "rejected", &st->rejected);
+    ncq_vis_fixed(v, "completed", 4);
+    for (i = 0; i < 4; i++) {
+        ncq_vis_u64(v, "completed", &st->completed[i]);
+    }
+    ncq_vis_u64(v, "cache_hits", &st->cache_hits);
+    ncq_vis_u64(v, "timeouts_forced", &st->timeouts_forced);
+    ncq_vis_u64(v, "prio_forced", &st->prio_forced);
+    ncq_vis_u64(v, "clustered", &st->clustered);
+    ncq_vis_u64(v, "sectors_read", &st->sectors_read);
+    ncq_vis_u64(v, "sectors_written", &st->sectors_written);
+    ncq_vis_i64(v, "max_latency_ns", &st->max_latency_ns);
+    ncq_vis_u32(v, "max_delay_count", &st->max_delay_count, UINT32_MAX);
+    ncq_vis_u32(v, "max_queue_len", &st->max_queue_len, UINT32_MAX);
+    ncq_vis_fixed(v, "lat_hist", NCQ_LAT_BUCKETS);
+    for (i = 0; i < NCQ_LAT_BUCKETS; i++) {
+        ncq_vis_u64(v, "lat_hist", &st->lat_hist[i]);
+    }
+    ncq_vis_fixed(v, "delay_hist", NCQ_DELAY_BUCKETS);
+    for (i = 0; i < NCQ_DELAY_BUCKETS; i++) {
+        ncq_vis_u64(v, "delay_hist", &st->delay_hist[i]);
+    }
+}
+
+/* Loaded rules go through ncq_model_fault_add(), which checks them. */
+static void ncq_vis_faults(NcqVis *v, NcqModel *m)
+{
+    uint32_t i, n;
+    char why[128];
+
+    ncq_vis_part(v, "faults", -1);
+    n = ncq_vis_count(v, "rules", m->faults.n, NCQ_MAX_FAULTS);
+    if (v->mode == NCQ_VIS_LOAD) {
+        m->faults.n = 0;
+    }
+    for (i = 0; i < n && !v->failed; i++) {
+        NcqFaultRule r = m->faults.rule[i];
+
+        ncq_vis_part(v, "fault rule", i);
+        NCQ_VIS_ENUM(v, "kind", r.kind, NCQ_FAULT__MAX - 1);
+        ncq_vis_u64(v, "lba", &r.lba);
+        ncq_vis_u64(v, "sectors", &r.sectors);
+        NCQ_VIS_ENUM(v, "mode", r.mode, NCQ_FAULT_EVERY);
+        ncq_vis_u32(v, "every", &r.every, UINT32_MAX);
+        ncq_vis_u32(v, "ops", &r.ops, NCQ_FAULT_READS | NCQ_FAULT_WRITES);
+        ncq_vis_i64(v, "delay_ns", &r.delay_ns);
+        ncq_vis_u64(v, "matched", &r.matched);
+        ncq_vis_u64(v, "hits", &r.hits);
+        if (v->mode != NCQ_VIS_LOAD || v->failed) {
+            continue;
+        }
+        if (ncq_model_fault_add(m, &r, why, sizeof(why)) < 0) {
+            ncq_vis_fail(v, "%s", why);
+            break;
+        }
+        m->faults.rule[i].matched = r.matched;
+        m->faults.rule[i].hits = r.hits;
+    }
+}
+
+/* The body, in stream order: the one list of what the state is. */
+static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
+                         uint64_t *fingerprint)
+{
+    ncq_vis_identity(v, m, name, namecap, fingerprint);
+    if (v->mode == NCQ_VIS_LOAD &&
+        (v->failed || strcmp(name, m->p.name) ||
+         *fingerprint != ncq_params_fingerprint(&m->p, v->version))) {
+        return;     /* the caller reports a stream for other parameters */
+    }
+    ncq_vis_clock(v, m);
+    ncq_vis_settings(v, &m->s);
+    ncq_vis_queue(v, m);
+    ncq_vis_mech(v, m);
+    ncq_vis_readahead(v, m);
+    ncq_vis_wcache(v, m);
+    ncq_vis_ssd(v, m);
+    ncq_vis_stats(v, &m->st);
+    ncq_vis_faults(v, m);
+}
+
+/* The format hash of @version: the shape of its body. */
+static uint64_t ncq_state_format_hash(uint32_t version)
+{
+    NcqModel *m = calloc(1, sizeof(*m));
+    NcqVis v = { .mode = NCQ_VIS_SCHEMA, .version = version,
+                 .hash = NCQ_FNV_INIT, .index = -1 };
+    char name[1] = "";
+    uint64_t fp = 0;
+
+    if (!m) {
+        return 0;
+    }
+    ncq_vis_body(&v, m, name, sizeof(name), &fp);
+    free(m);
+    return v.hash;
+}
+
+static size_t ncq_state_body_size(const NcqModel *m)
+{
+    NcqVis v = { .mode = NCQ_VIS_SIZE, .version = NCQ_STATE_VERSION,
+                 .index = -1 };
+    char name[sizeof(m->p.name)];
+    uint64_t fp = 0;
+
+    memcpy(name, m->p.name, sizeof(name));
+    /* SIZE mode only reads the model */
+    ncq_vis_body(&v, (NcqModel *)m, name, sizeof(name), &fp);
+    return v.pos;
+}
+
 size_t ncq_model_state_size(const NcqModel *m)
 {
-    return sizeof(NcqStateHeader) + sizeof(*m);
+    return NCQ_STATE_HEAD + ncq_state_body_size(m) + NCQ_STATE_TAIL;
 }
 
 int ncq_model_state_save(const NcqModel *m, void *buf, size_t len)
 {
-    NcqStateHeader h = {
-        .version = NCQ_STATE_VERSION,
-        .model_size = sizeof(*m),
-        .params_hash = ncq_hash(&m->p, sizeof(m->p)),
-    };
+    size_t body = ncq_state_body_size(m);
+    size_t total = NCQ_STATE_HEAD + body + NCQ_STATE_TAIL;
+    NcqVis v = { .mode = NCQ_VIS_SAVE, .version = NCQ_STATE_VERSION,
+                 .buf = buf, .pos = NCQ_STATE_HEAD, .index = -1 };
+    char name[sizeof(m->p.name)];
+    uint64_t fp = ncq_params_fingerprint(&m->p, NCQ_STATE_VERSION);
+    uint8_t *b = buf;
 
-    if (len < ncq_model_state_size(m)) {
+    if (len < total || body > UINT32_MAX) {
         return NCQ_ERR_INVAL;
     }
-    memcpy(h.magic, NCQ_STATE_MAGIC, sizeof(h.magic));
-    memcpy(buf, &h, sizeof(h));
-    memcpy((char *)buf + sizeof(h), m, sizeof(*m));
+    memcpy(name, m->p.name, sizeof(name));
+    memcpy(b, NCQ_STATE_MAGIC, 8);
+    ncq_put_be(b + 8, NCQ_STATE_VERSION, 4);
+    ncq_put_be(b + 12, ncq_state_format_hash(NCQ_STATE_VERSION), 8);
+    ncq_put_be(b + 20, body, 4);
+    /* SAVE mode only reads the model */
+    ncq_vis_body(&v, (NcqModel *)m, name, sizeof(name), &fp);
+    ncq_put_be(b + v.pos, ncq_fnv(NCQ_FNV_INIT, b, v.pos), 8);
     return 0;
+}
+
+/* The header: 0, or NCQ_ERR_INVAL with the one-line reason. */
+static int ncq_state_check_head(const uint8_t *b, size_t len,
+                                uint32_t *version, char *err, size_t errlen)
+{
+    uint64_t body, want, got;
+
+    if (len >= 8 && !memcmp(b, NCQ_STATE_OLD_MAGIC, 8)) {
+        snprintf(err, errlen, "model state is in the pre-v1 format (v0, a "
+                 "memory image only the build that wrote it can read); "
+                 "this build reads v1 to v%d: load it with the build that "
+                 "saved it", NCQ_STATE_VERSION);
+        return NCQ_ERR_INVAL;
+    }
+    if (len < NCQ_STATE_HEAD + NCQ_STATE_TAIL ||
+        memcmp(b, NCQ_STATE_MAGIC, 8)) {
+        snprintf(err, errlen, "not an ncq-model state (%zu bytes%s); give "
+                 "the state saved by ncq_model_state_save()", len,
+                 len < NCQ_STATE_HEAD + NCQ_STATE_TAIL ? ", too short" :
+                 ", no " NCQ_STATE_MAGIC " magic");
+        return NCQ_ERR_INVAL;
+    }
+    *version = ncq_get_be(b + 8, 4);
+    if (*version > NCQ_STATE_VERSION) {
+        snprintf(err, errlen, "model state v%" PRIu32 " is newer than this "
+                 "build's v%d; load it with a build of ncq-disk that reads "
+                 "v%" PRIu32, *version, NCQ_STATE_VERSION, *version);
+        return NCQ_ERR_INVAL;
+    }
+    if (*version < 1) {
+        snprintf(err, errlen, "model state v0 with the v1 magic: the header "
+                 "is damaged (this build reads v1 to v%d)",
+                 NCQ_STATE_VERSION);
+        return NCQ_ERR_INVAL;
+    }
+    body = ncq_get_be(b + 20, 4);
+    if (len != NCQ_STATE_HEAD + body + NCQ_STATE_TAIL) {
+        snprintf(err, errlen, "model state is %zu bytes, its header says "
+                 "%" PRIu64 ": it was cut or padded; use an intact "
+                 "snapshot", len, NCQ_STATE_HEAD + body + NCQ_STATE_TAIL);
+        return NCQ_ERR_INVAL;
+    }
+    want = ncq_get_be(b + len - NCQ_STATE_TAIL, 8);
+    got = ncq_fnv(NCQ_FNV_INIT, b, len - NCQ_STATE_TAIL);
+    if (want != got) {
+        snprintf(err, errlen, "model state is damaged (checksum %016" PRIx64
+                 ", its bytes give %016" PRIx64 "); use an intact snapshot",
+                 want, got);
+        return NCQ_ERR_INVAL;
+    }
+    want = ncq_get_be(b + 12, 8);
+    got = ncq_state_format_hash(*version);
+    if (want != got) {
+        snprintf(err, errlen, "model state v%" PRIu32 " has format hash "
+                 "%016" PRIx64 ", this build's v%" PRIu32 " has %016" PRIx64
+                 ": the two builds disagree on v%" PRIu32 "; migrate between "
+                 "released builds", *version, want, *version, got, *version);
+        return NCQ_ERR_INVAL;
+    }
+    return 0;
+}
+
+/*
+ * The slots' masks, the outstanding count and each busy command's place
+ * on the platters, which the stream leaves out; a command in the wrong
+ * slot or beyond the capacity fails @v.
+ */
+static void ncq_state_rebuild_slots(NcqVis *v, NcqModel *m)
+{
+    const NcqParams *p = &m->p;
+    bool hdd = p->kind == NCQ_KIND_HDD;
+    int i;
+
+    memset(m->q.mask, 0, sizeof(m->q.mask));
+    m->q.outstanding = 0;
+    for (i = 0; i < NCQ_SLOTS; i++) {
+        NcqSlot *s = &m->q.slot[i];
+        bool media = s->cmd.op == NCQ_OP_READ || s->cmd.op == NCQ_OP_WRITE;
+
+        m->q.mask[s->state] |= 1ULL << i;
+        if (s->state == NCQ_SLOT_FREE) {
+            continue;
+        }
+        ncq_vis_part(v, "slot", i);
+        if (s->cmd.queued != (i < NCQ_MAX_TAGS) ||
+            s->cmd.id != (i < NCQ_MAX_TAGS ? (uint32_t)i : NCQ_ID_NONQUEUED) ||
+            s->c.id != s->cmd.id || s->c.op != s->cmd.op) {
+            ncq_vis_fail(v, "command %u (op %d) in the wrong slot",
+                         s->cmd.id, (int)s->cmd.op);
+        }
+        if (media && (s->cmd.sectors < 1 || s->cmd.lba >= p->capacity ||
+                      s->cmd.sectors > p->capacity - s->cmd.lba)) {
+            ncq_vis_fail(v, "command %" PRIu64 "+%u beyond the capacity",
+                         s->cmd.lba, s->cmd.sectors);
+        }
+        if (s->state == NCQ_SLOT_QUEUED || s->state == NCQ_SLOT_SERVICE) {
+            m->q.outstanding++;
+        }
+        /* where the command is on the platters, as submit computed it */
+        memset(&s->tgt, 0, sizeof(s->tgt));
+        if (hdd && media && !v->failed) {
+            ncq_target_of(m, s->cmd.lba, s->cmd.op == NCQ_OP_WRITE, &s->tgt);
+        }
+    }
+}
+
+/*
+ * What the stream leaves out (see the top of the file), and the checks
+ * that need several fields; a failure leaves its message in @v.
+ */
+static void ncq_state_rebuild(NcqVis *v, NcqModel *m)
+{
+    const NcqParams *p = &m->p;
+    bool hdd = p->kind == NCQ_KIND_HDD;
+    uint64_t seen = 0;
+    int i;
+
+    ncq_vis_part(v, "clock", -1);
+    if (m->layout.phase >= NCQ_REV) {
+        ncq_vis_fail(v, "phase = %" PRIu64 ", beyond a revolution", m->layout.phase);
+    }
+    ncq_vis_part(v, "settings", -1);
+    if (m->s.zero_latency && !p->zero_latency) {
+        ncq_vis_fail(v, "zero_latency set, model %s has none", p->name);
+    }
+    if (m->s.starvation_timeout_ns < 0 || m->s.prio_timeout_ns < 0) {
+        ncq_vis_fail(v, "a negative time-out");
+    }
+    ncq_state_rebuild_slots(v, m);
+    ncq_vis_part(v, "queue", -1);
+    for (i = 0; i < m->q.n; i++) {
+        int q = m->q.order[i];
+
+        if (m->q.slot[q].state != NCQ_SLOT_QUEUED || (seen >> q & 1)) {
+            ncq_vis_fail(v, "qorder holds slot %d, not queued once", q);
+        }
+        seen |= 1ULL << q;
+    }
+    ncq_vis_part(v, "mechanism", -1);
+    if (!hdd && (m->mech.op != NCQ_MECH_IDLE || m->q.n || m->wc.ndirty)) {
+        ncq_vis_fail(v, "disk mechanism busy in an SSD");
+    }
+    if (hdd && (m->mech.cyl >= p->cylinders || m->mech.head >= p->heads ||
+                m->ra.min_cyl >= p->cylinders || m->ra.min_head >= p->heads ||
+                m->ra.end_cyl >= p->cylinders || m->ra.end_head >= p->heads)) {
+        ncq_vis_fail(v, "head at cylinder %u head %u, beyond the disk",
+                     m->mech.cyl, m->mech.head);
+    }
+    ncq_vis_part(v, "read cache", -1);
+    memset(&m->ra.ph, 0, sizeof(m->ra.ph));
+    if (m->mech.op == NCQ_MECH_PREFETCH && !v->failed) {
+        if (m->ra.seg < 0 || m->ra.seg >= (int)p->cache_segments ||
+            m->ra.lba >= p->capacity || m->ra.n > p->capacity - m->ra.lba) {
+            ncq_vis_fail(v, "read-ahead of %" PRIu64 "+%u in segment %d "
+                         "beyond the disk", m->ra.lba, m->ra.n, m->ra.seg);
+        } else {
+            ncq_layout_map(m, m->ra.lba, &m->ra.ph);
+        }
+    }
+    ncq_vis_part(v, "write cache", -1);
+    m->wc.dirty_sectors = 0;
+    for (i = 0; i < m->wc.ndirty; i++) {
+        if (m->wc.dirty[i].lba >= p->capacity ||
+            m->wc.dirty[i].n > p->capacity - m->wc.dirty[i].lba) {
+            ncq_vis_fail(v, "dirty extent %" PRIu64 "+%u beyond the disk",
+                         m->wc.dirty[i].lba, m->wc.dirty[i].n);
+        }
+        m->wc.dirty_sectors += m->wc.dirty[i].n;
+    }
 }
 
 int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
                          char *err, size_t errlen)
 {
-    const char *body = (const char *)buf + sizeof(NcqStateHeader);
-    char name[sizeof(m->p.name)];
-    NcqStateHeader h;
+    NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .pos = NCQ_STATE_HEAD,
+                 .index = -1, .err = err, .errlen = errlen };
+    char name[sizeof(m->p.name)] = "";
+    uint64_t fp = 0;
+    NcqModel *n;
+    size_t i;
+    int rc;
 
-    if (len < sizeof(h)) {
-        snprintf(err, errlen, "model state is %zu bytes, too short", len);
-        return NCQ_ERR_INVAL;
+    rc = ncq_state_check_head(buf, len, &v.version, err, errlen);
+    if (rc < 0) {
+        return rc;
     }
-    memcpy(&h, buf, sizeof(h));
-    if (memcmp(h.magic, NCQ_STATE_MAGIC, sizeof(h.magic)) ||
-        h.version != NCQ_STATE_VERSION) {
-        snprintf(err, errlen, "not an ncq-model state (version %u)",
-                 NCQ_STATE_VERSION);
-        return NCQ_ERR_INVAL;
+    v.len = len - NCQ_STATE_TAIL;
+    /* a new model of the same parameters: the fields the stream omits */
+    n = ncq_model_new(&m->p, 0, err, errlen);
+    if (!n) {
+        return NCQ_ERR_NOMEM;
     }
-    if (h.model_size != sizeof(*m) || len != ncq_model_state_size(m)) {
-        snprintf(err, errlen, "model state from a different build of "
-                 "ncq-disk (%u bytes, this build has %zu); migrate between "
-                 "identical builds", h.model_size, sizeof(*m));
-        return NCQ_ERR_INVAL;
+    ncq_vis_body(&v, n, name, sizeof(name), &fp);
+    for (i = 0; name[i]; i++) {
+        if (name[i] < ' ' || name[i] > '~') {
+            name[i] = '?';      /* a damaged name stays one printable line */
+        }
     }
-    /* Byte for byte: both ends copied their parameters with memcpy. */
-    if (h.params_hash != ncq_hash(&m->p, sizeof(m->p)) ||
-        memcmp(body + offsetof(NcqModel, p), &m->p, sizeof(m->p))) {
-        memcpy(name, body + offsetof(NcqModel, p) + offsetof(NcqParams, name),
-               sizeof(name));
-        name[sizeof(name) - 1] = 0;
+    if (!v.failed && strcmp(name, m->p.name)) {
         snprintf(err, errlen, "model state is for model '%s', this drive "
-                 "has '%s' (or other parameters); give both ends the same "
-                 "model and model-file", name, m->p.name);
+                 "has '%s'; give both ends the same model and model-file",
+                 name, m->p.name);
+        ncq_model_free(n);
         return NCQ_ERR_INVAL;
     }
-    memcpy(m, body, sizeof(*m));
+    if (!v.failed && fp != ncq_params_fingerprint(&m->p, v.version)) {
+        snprintf(err, errlen, "model state is for other parameters of model "
+                 "'%s' (fingerprint %016" PRIx64 ", this drive's %016" PRIx64
+                 "); give both ends the same model-file", name, fp,
+                 ncq_params_fingerprint(&m->p, v.version));
+        ncq_model_free(n);
+        return NCQ_ERR_INVAL;
+    }
+    if (!v.failed) {
+        ncq_state_rebuild(&v, n);
+    }
+    if (!v.failed && v.pos != v.len) {
+        ncq_vis_part(&v, "body", -1);
+        ncq_vis_fail(&v, "%zu bytes after the last field", v.len - v.pos);
+    }
+    if (v.failed) {
+        ncq_model_free(n);
+        return NCQ_ERR_INVAL;
+    }
+    *m = *n;
+    ncq_model_free(n);
     return 0;
 }
