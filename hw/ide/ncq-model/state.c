@@ -928,7 +928,8 @@ static void ncq_state_rebuild(NcqVis *v, NcqModel *m)
 
     ncq_vis_part(v, "clock", -1);
     if (m->layout.phase >= NCQ_REV) {
-        ncq_vis_fail(v, "phase = %" PRIu64 ", beyond a revolution", m->layout.phase);
+        ncq_vis_fail(v, "phase = %" PRIu64 ", beyond a revolution",
+                     m->layout.phase);
     }
     ncq_vis_part(v, "settings", -1);
     if (m->s.zero_latency && !p->zero_latency) {
