@@ -17,9 +17,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 PREFIX=${NCQ_PREFIX:-/opt/ncq-disk}
-# QEMU is configured for this prefix whatever --prefix says: its binaries
-# find their data relative to themselves, so --install copies the build
-# to any prefix without a reconfigure and a full rebuild.
+# QEMU is configured for this prefix whatever --prefix says: --install
+# copies the build to any prefix without a reconfigure and a full rebuild.
 BUILD_PREFIX=/opt/ncq-disk
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
@@ -38,6 +37,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ $asan = 1 ] && [ $fuzz = 1 ] && die "--asan and --fuzz are two flavours; give one (--fuzz has ASan/UBSan too)"
+[ $install = 1 ] && [ $((asan + fuzz)) != 0 ] && die "--install installs the release flavour; drop --asan/--fuzz"
 if [ $fuzz = 1 ]; then
     command -v clang >/dev/null || die "--fuzz needs clang and libFuzzer; run scripts/install-deps.sh"
 fi
@@ -156,15 +156,14 @@ for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
 done
 [ -f /usr/share/qemu/qboot.rom ] || die "/usr/share/qemu/qboot.rom missing; run scripts/install-deps.sh (package qemu-system-data)"
 if [ $install = 1 ]; then
-    # What the project promises under the prefix, copied from this build:
-    # no reconfigure and no other targets built (a full "ninja install"
-    # builds every QEMU tool first).  QEMU finds share/qemu next to bin/.
+    # The two binaries the project promises, copied from this build: no
+    # reconfigure and no other targets built (a full "ninja install" builds
+    # every QEMU tool first).  At run time QEMU reads only firmware, from
+    # the absolute --firmwarepath above (Debian's packages), not from the
+    # prefix.
     case $PREFIX in /*) ;; *) PREFIX=$(pwd)/$PREFIX ;; esac
-    install -d "$PREFIX/bin" "$PREFIX/share/qemu" \
-        || die "cannot create $PREFIX/bin and $PREFIX/share/qemu"
+    install -d "$PREFIX/bin" || die "cannot create $PREFIX/bin"
     install -m 755 "$build/qemu-system-x86_64" "$build/qemu-img" "$PREFIX/bin/"
-    install -m 644 "$build/trace/trace-events-all" "$PREFIX/share/qemu/"
-    cp -r "$work/pc-bios/keymaps" "$PREFIX/share/qemu/"
     log "installed under $PREFIX"
 fi
 echo "$build"

@@ -227,6 +227,8 @@ def sim_runs(model_file):
 def sim_blob(sim, args, trace, outdir, idx):
     """Everything one run produced, as one text (the item compared)."""
     outdir.mkdir(parents=True, exist_ok=True)
+    # a trace left by an earlier invocation must not pass for this run's
+    (outdir / f"run{idx}.trace").unlink(missing_ok=True)
     extra = ["--trace", f"run{idx}.trace"] if trace else []
     p = subprocess.run([str(sim)] + args + extra, cwd=outdir,
                        capture_output=True, text=True)

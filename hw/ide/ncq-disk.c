@@ -384,6 +384,8 @@ static void ncq_disk_release(NcqDisk *d)
 {
     g_free(d->mig.model);
     d->mig.model = NULL;
+    g_free(d->mig.undo);
+    d->mig.undo = NULL;
     ncq_disk_queue_cleanup(d);
     ncq_disk_power_cleanup(d);
     if (d->trace) {
