@@ -255,7 +255,8 @@ int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
 
     for (;;) {
         uint32_t spt = p->zones[ph.zone].spt;
-        uint32_t avail = spt - p->spare_per_track - ph.sector;
+        uint32_t end = ncq_layout_track_end(m, &ph);
+        uint32_t avail = end > ph.sector ? end - ph.sector : 0;
         uint32_t k = n - done < avail ? n - done : avail;
 
         while (mi < nmarks && marks[mi] <= done + k) {

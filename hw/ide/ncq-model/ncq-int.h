@@ -132,8 +132,12 @@ typedef struct NcqLayout {
     uint64_t zone_first[NCQ_MAX_ZONES + 1];
     uint64_t sectors;
     uint64_t phase;               /* rotational phase at t = 0 */
-    uint64_t track_skew_u;
-    uint64_t cyl_step_u;          /* skew added per cylinder */
+    uint64_t base_u[NCQ_MAX_ZONES];       /* angle of the zone's start */
+    uint64_t track_skew_u[NCQ_MAX_ZONES];
+    uint64_t cyl_step_u[NCQ_MAX_ZONES];   /* skew added per cylinder */
+    uint64_t unit_lbas[NCQ_MAX_ZONES];    /* mapped sectors per full unit */
+    uint32_t unit_tracks[NCQ_MAX_ZONES];
+    uint32_t full_units[NCQ_MAX_ZONES];
 } NcqLayout;
 
 /* The command queue (queue.c). */
@@ -277,6 +281,8 @@ int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 int ncq_layout_init(NcqModel *m, char *err, size_t errlen);
 void ncq_layout_map(const NcqModel *m, uint64_t lba, NcqPhys *ph);
 uint64_t ncq_layout_angle(const NcqModel *m, const NcqPhys *ph);
+uint32_t ncq_layout_track_end(const NcqModel *m, const NcqPhys *ph);
+uint64_t ncq_zone_lbas(const NcqParams *p, const NcqZone *z);
 
 /* queue.c */
 void ncq_queue_init(NcqModel *m);

@@ -37,6 +37,22 @@ typedef enum NcqKeyType {
     KT_POINT,
 } NcqKeyType;
 
+/* What parsing a file has learnt so far. */
+typedef struct NcqParse {
+    NcqParams *p;
+    const char *fname;
+    int lineno;
+    bool seen[64];
+    char section[32];
+    int explicit_zones;         /* "zone" lines */
+    int analytic;               /* zones, outer_spt and inner_spt lines */
+    uint64_t zone_spares;       /* zones whose line gives spares= */
+    uint64_t zone_per_cyl;      /* ... counted in cylinders */
+} NcqParse;
+
+/* first_cylinder cylinders spt and up to 5 options */
+#define NCQ_ZONE_WORDS 8
+
 typedef struct NcqKey {
     const char *section;
     const char *key;
@@ -253,15 +269,117 @@ static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
     }
 }
 
-/* "zone = first_cylinder cylinders spt": one more explicit zone. */
-static int ncq_add_zone(NcqParams *p, char *val, const char **why)
+/* "N/track", "N/cyl", "N/12cyl" or "N/zone": a zone's sparing. */
+static int ncq_zone_spares(NcqParams *p, NcqZone *z, const char *v,
+                           const char **why)
 {
-    char *w[4];
-    uint64_t v[3];
-    int i;
+    const char *slash = strchr(v, '/');
+    uint64_t n, r = 1;
+    char num[24];
 
-    if (ncq_words(val, w, 3) != 3) {
-        *why = "expected: zone = first_cylinder cylinders spt";
+    *why = "expected spares=N/track, N/cyl, N/<R>cyl or N/zone";
+    if (!slash || (size_t)(slash - v) >= sizeof(num)) {
+        return -1;
+    }
+    memcpy(num, v, slash - v);
+    num[slash - v] = 0;
+    if (ncq_param_uint(num, UINT32_MAX, &n) < 0) {
+        return -1;
+    }
+    slash++;
+    z->spares = n;
+    if (!strcmp(slash, "track")) {
+        z->spare_tracks = 1;
+        return 0;
+    }
+    if (!strcmp(slash, "zone")) {
+        z->spare_tracks = 0;
+        return 0;
+    }
+    if (strlen(slash) > 3 && !strcmp(slash + strlen(slash) - 3, "cyl")) {
+        snprintf(num, sizeof(num), "%.*s", (int)strlen(slash) - 3, slash);
+        if (ncq_param_uint(num, 10000000, &r) < 0 || r == 0) {
+            return -1;
+        }
+    } else if (strcmp(slash, "cyl")) {
+        return -1;
+    }
+    /* p->heads may come later in the file: multiplied in at the end */
+    z->spare_tracks = r;
+    return 1;
+}
+
+/* A skew or offset in sectors of the zone's tracks: ppb of a revolution. */
+static int ncq_zone_angle(const NcqZone *z, const char *v, uint32_t *ppb,
+                          const char **why)
+{
+    int64_t fx;
+
+    if (ncq_param_fixed(v, &fx) < 0 || fx / 1000000000 >= z->spt) {
+        *why = "skews and first= are sectors below the zone's spt";
+        return -1;
+    }
+    *ppb = (uint32_t)(fx / z->spt);
+    return 0;
+}
+
+/*
+ * One "name=value" option of a zone line.  Returns 1 for spares per
+ * cylinder (the count of tracks is known once heads is), 0 or -1.
+ */
+static int ncq_zone_option(NcqParams *p, NcqZone *z, char *w,
+                           const char **why)
+{
+    char *eq = strchr(w, '=');
+    uint64_t u;
+
+    if (!eq) {
+        *why = "expected name=value after zone = first_cylinder "
+               "cylinders spt";
+        return -1;
+    }
+    *eq++ = 0;
+    if (!strcmp(w, "spares")) {
+        return ncq_zone_spares(p, z, eq, why);
+    }
+    if (!strcmp(w, "front")) {
+        *why = "expected front=sectors";
+        if (ncq_param_uint(eq, UINT32_MAX, &u) < 0) {
+            return -1;
+        }
+        z->front = u;
+        return 0;
+    }
+    z->own_skew = true;
+    if (!strcmp(w, "track_skew")) {
+        return ncq_zone_angle(z, eq, &z->track_skew_ppb, why);
+    }
+    if (!strcmp(w, "cyl_skew")) {
+        return ncq_zone_angle(z, eq, &z->cyl_skew_ppb, why);
+    }
+    if (!strcmp(w, "first")) {
+        return ncq_zone_angle(z, eq, &z->first_ppb, why);
+    }
+    *why = "zone options are track_skew=, cyl_skew=, first=, front= and "
+           "spares=";
+    return -1;
+}
+
+/*
+ * "zone = first_cylinder cylinders spt [option=value ...]": one more
+ * explicit zone; options in ncq_zone_option.
+ */
+static int ncq_add_zone(NcqParse *ps, char *val, const char **why)
+{
+    NcqParams *p = ps->p;
+    char *w[NCQ_ZONE_WORDS + 1];
+    uint64_t v[3];
+    NcqZone *z;
+    int i, n = ncq_words(val, w, NCQ_ZONE_WORDS), rc;
+
+    if (n < 3 || n > NCQ_ZONE_WORDS) {
+        *why = "expected: zone = first_cylinder cylinders spt "
+               "[option=value ...]";
         return -1;
     }
     for (i = 0; i < 3; i++) {
@@ -274,9 +392,20 @@ static int ncq_add_zone(NcqParams *p, char *val, const char **why)
         *why = "too many zones";
         return -1;
     }
-    p->zones[p->nzones].cyl_start = v[0];
-    p->zones[p->nzones].cyl_count = v[1];
-    p->zones[p->nzones].spt = v[2];
+    z = &p->zones[p->nzones];
+    z->cyl_start = v[0];
+    z->cyl_count = v[1];
+    z->spt = v[2];
+    for (i = 3; i < n; i++) {
+        rc = ncq_zone_option(p, z, w[i], why);
+        if (rc < 0) {
+            return -1;
+        }
+        if (!strncmp(w[i], "spares", 6)) {
+            ps->zone_spares |= 1ULL << p->nzones;
+            ps->zone_per_cyl |= (uint64_t)rc << p->nzones;
+        }
+    }
     p->nzones++;
     return 0;
 }
@@ -364,9 +493,10 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
     }
 }
 
-static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
+static int ncq_set_key(NcqParse *ps, const NcqKey *k, char *val,
                        const char **why)
 {
+    NcqParams *p = ps->p;
     char *base = (char *)p + k->off;
     uint64_t u;
 
@@ -392,7 +522,7 @@ static int ncq_set_key(NcqParams *p, const NcqKey *k, char *val,
         *(uint64_t *)base = u;
         return 0;
     case KT_ZONE:
-        return ncq_add_zone(p, val, why);
+        return ncq_add_zone(ps, val, why);
     case KT_POINT:
         return ncq_add_point(p, val, why);
     default:
@@ -516,13 +646,17 @@ static int ncq_validate_zones(const NcqParams *p, char *err, size_t errlen)
             BAD("%s: zone %u must start at cylinder %u and be non-empty",
                 p->name, i, expect);
         }
-        if (z->spt <= p->spare_per_track || z->spt > 100000) {
-            BAD("%s: zone %u sectors per track out of range", p->name, i);
+        if (z->spt == 0 || z->spt > 100000 ||
+            ncq_zone_lbas(p, z) == 0) {
+            BAD("%s: zone %u sectors per track out of range (or its "
+                "spares and front leave no sector)", p->name, i);
         }
-    }
-    for (i = 0; i < p->nzones; i++) {
-        total += (uint64_t)p->zones[i].cyl_count * p->heads *
-                 (p->zones[i].spt - p->spare_per_track);
+        if (z->track_skew_ppb >= 1000000000 ||
+            z->cyl_skew_ppb >= 1000000000 || z->first_ppb >= 1000000000) {
+            BAD("%s: zone %u skews must be below one revolution", p->name,
+                i);
+        }
+        total += ncq_zone_lbas(p, z);
     }
     if (total < p->capacity) {
         BAD("%s: layout holds %llu sectors, less than capacity %llu",
@@ -588,16 +722,7 @@ static void ncq_analytic_zones(NcqParams *p)
     }
 }
 
-/* What parsing a file has learnt so far. */
-typedef struct NcqParse {
-    NcqParams *p;
-    const char *fname;
-    int lineno;
-    bool seen[NCQ_NKEYS];
-    char section[32];
-    int explicit_zones;         /* "zone" lines */
-    int analytic;               /* zones, outer_spt and inner_spt lines */
-} NcqParse;
+_Static_assert(NCQ_NKEYS <= 64, "NcqParse.seen holds 64 keys");
 
 static const NcqKey *ncq_find_key(const char *section, const char *key,
                                   size_t *index)
@@ -676,7 +801,7 @@ static int ncq_parse_assignment(NcqParse *ps, char *l, char *err,
     if (ncq_count_zone_keys(ps, k, key, err, errlen) < 0) {
         return -1;
     }
-    if (ncq_set_key(ps->p, k, val, &why) < 0) {
+    if (ncq_set_key(ps, k, val, &why) < 0) {
         snprintf(err, errlen, "%s:%d: key '%s': %s", ps->fname, ps->lineno,
                  key, why);
         return -1;
@@ -736,6 +861,31 @@ static int ncq_check_required(const NcqParse *ps, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * Zones without spares= take spare_per_track; zones without their own
+ * skews take the global ones; spares per cylinder become per tracks.
+ */
+static void ncq_zone_defaults(const NcqParse *ps)
+{
+    NcqParams *p = ps->p;
+    uint32_t i;
+
+    for (i = 0; i < p->nzones && i < NCQ_MAX_ZONES; i++) {
+        NcqZone *z = &p->zones[i];
+
+        if (!(ps->zone_spares >> i & 1)) {
+            z->spares = p->spare_per_track;
+            z->spare_tracks = 1;
+        } else if (ps->zone_per_cyl >> i & 1) {
+            z->spare_tracks *= p->heads;
+        }
+        if (!z->own_skew) {
+            z->track_skew_ppb = p->track_skew_ppb;
+            z->cyl_skew_ppb = p->cyl_skew_ppb;
+        }
+    }
+}
+
 /* Zones from the analytic keys, or the cylinders from the zone lines. */
 static int ncq_finish_zones(const NcqParse *ps, char *err, size_t errlen)
 {
@@ -756,6 +906,7 @@ static int ncq_finish_zones(const NcqParse *ps, char *err, size_t errlen)
         p->cylinders = p->zones[p->nzones - 1].cyl_start +
                        p->zones[p->nzones - 1].cyl_count;
     }
+    ncq_zone_defaults(ps);
     return 0;
 }
 

@@ -336,7 +336,7 @@ static bool ncq_zero_latency(const NcqModel *m, const NcqSlot *s,
     uint64_t rev_ns_x = NCQ_REV;   /* one revolution in position units */
 
     spt = m->p.zones[ph->zone].spt;
-    if (ph->sector + s->cmd.sectors > spt - m->p.spare_per_track) {
+    if (ph->sector + s->cmd.sectors > ncq_layout_track_end(m, ph)) {
         return false;
     }
     pos = ncq_rot_pos(m, at->ta);

@@ -378,6 +378,16 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
         ncq_vis_u32(v, "cyl_start", &p->zones[i].cyl_start, UINT32_MAX);
         ncq_vis_u32(v, "cyl_count", &p->zones[i].cyl_count, UINT32_MAX);
         ncq_vis_u32(v, "spt", &p->zones[i].spt, UINT32_MAX);
+        ncq_vis_u32(v, "track_skew_ppb", &p->zones[i].track_skew_ppb,
+                    UINT32_MAX);
+        ncq_vis_u32(v, "cyl_skew_ppb", &p->zones[i].cyl_skew_ppb,
+                    UINT32_MAX);
+        ncq_vis_u32(v, "first_ppb", &p->zones[i].first_ppb, UINT32_MAX);
+        ncq_vis_u32(v, "front", &p->zones[i].front, UINT32_MAX);
+        ncq_vis_u32(v, "spares", &p->zones[i].spares, UINT32_MAX);
+        ncq_vis_u32(v, "spare_tracks", &p->zones[i].spare_tracks,
+                    UINT32_MAX);
+        ncq_vis_bool(v, "own_skew", &p->zones[i].own_skew);
     }
     ncq_vis_u32(v, "spare_per_track", &p->spare_per_track, UINT32_MAX);
     ncq_vis_u32(v, "track_skew_ppb", &p->track_skew_ppb, UINT32_MAX);

@@ -22,7 +22,7 @@
 
 #define NCQ_MAX_TAGS        32      /* NCQ tags 0..31 */
 #define NCQ_MAX_ZONES       64
-#define NCQ_MAX_SEEK_POINTS 128
+#define NCQ_MAX_SEEK_POINTS 256     /* DiskSim's extracted curves: <= 151 */
 #define NCQ_MAX_SECTORS     65536   /* per command */
 #define NCQ_TRACE_VERSION   1       /* docs/trace-schema.md */
 
@@ -79,10 +79,26 @@ typedef enum NcqSeekType {
     NCQ_SEEK_TABLE = 1,       /* (distance, time) points, interpolated */
 } NcqSeekType;
 
+/*
+ * A zone.  Its tracks are grouped in spare units of spare_tracks tracks
+ * (0: the whole zone); the last spares sectors of each full unit are not
+ * mapped, nor the first front sectors of the zone.  With own_skew the
+ * zone's angles restart at first_ppb (DiskSim's layout: skews count from
+ * the zone's first cylinder); without, they continue from the previous
+ * zone.  The parser fills the skews and spares of zones that do not give
+ * them from the global keys.
+ */
 typedef struct NcqZone {
     uint32_t cyl_start;
     uint32_t cyl_count;
     uint32_t spt;             /* physical sectors per track, with spares */
+    uint32_t track_skew_ppb;  /* per head switch, fraction of a revolution */
+    uint32_t cyl_skew_ppb;    /* per cylinder switch */
+    uint32_t first_ppb;       /* angle of the zone's first sector */
+    uint32_t front;           /* unmapped sectors at the zone's front */
+    uint32_t spares;          /* unmapped sectors at the end of a unit */
+    uint32_t spare_tracks;    /* tracks per spare unit; 0 = the zone */
+    bool own_skew;
 } NcqZone;
 
 typedef struct NcqSeekPoint {
