@@ -222,8 +222,8 @@ static void check_run(const char *model, const Run *r, bool saturate)
             v[nv++] = *c;
         }
         if (c->cache_hit && c->complete_ns - c->arrival_ns <
-            (int64_t)c->sectors * 512 * 1000 / (int64_t)(
-                p->bus_bytes_per_s / 1000000)) {
+            (int64_t)c->sectors * 512 * 1000000000LL /
+            (int64_t)p->bus_bytes_per_s) {
             errors++;
             CHECK(errors > 5, "cache hit faster than the bus");
         }

@@ -79,6 +79,9 @@ static void test_builtin(void)
     const char *names[] = {
         "st3400620as", "fujitsu-max3036rc", "maxtor-atlas10kv",
         "ibm-40k1044", "quantum-atlas10k", "seagate-cheetah9lp",
+        "quantum-atlas-iii", "seagate-barracuda-st32171w",
+        "seagate-cheetah4lp", "dec-rz26", "hp-c2247a", "hp-c2249a",
+        "hp-c2490a", "hp-c3323a", "ibm-ultrastar-18es", "seagate-st41601n",
     };
     size_t i;
 
@@ -95,7 +98,12 @@ static void test_builtin(void)
             NcqPhys ph = { .cyl = p->zones[z].cyl_start, .head = 0,
                            .sector = 0 };
 
-            CHECK_EQ(ncq_model_phys_to_lba(m, &ph, &lba), 0);
+            /* DiskSim's front space and unmapped gaps: no first LBA */
+            if (p->zones[z].front || ncq_model_phys_to_lba(m, &ph, &lba)) {
+                CHECK(p->zones[z].front || p->zones[z].spare_tracks == 0,
+                      "%s zone %u: first sector unmapped", names[i], z);
+                continue;
+            }
             for (k = -2; k <= 2; k++) {
                 NcqPhys q;
 
@@ -107,7 +115,7 @@ static void test_builtin(void)
                 CHECK_EQ(ncq_model_phys_to_lba(m, &q, &back), 0);
                 CHECK_EQ(back, lba + k);
                 if (k < 0) {
-                    CHECK_EQ(q.zone, z - 1);
+                    CHECK(q.zone < z, "zone %u before %u", q.zone, z);
                 } else {
                     CHECK_EQ(q.zone, z);
                 }

@@ -31,18 +31,25 @@ static uint64_t ncq_zone_unit_tracks(const NcqParams *p, const NcqZone *z)
     return z->spare_tracks ? z->spare_tracks : tracks;
 }
 
+/*
+ * Mapped sectors of zone @z, or UINT64_MAX when its spares or front space
+ * exceed its sectors.  Only a whole zone may be all spare (DiskSim leaves
+ * cylinders between zones unmapped; the importer makes them such zones).
+ */
 uint64_t ncq_zone_lbas(const NcqParams *p, const NcqZone *z)
 {
     uint64_t tracks = (uint64_t)z->cyl_count * p->heads;
     uint64_t unit = ncq_zone_unit_tracks(p, z);
-    uint64_t full = tracks / unit, phys;
+    uint64_t full = unit ? tracks / unit : 0, phys;
 
-    if (unit == 0 || (full && z->spares >= unit * z->spt)) {
-        return 0;
+    if (unit == 0 || (full && (z->spares > unit * z->spt ||
+                               (z->spares == unit * z->spt &&
+                                z->spare_tracks)))) {
+        return UINT64_MAX;
     }
     phys = full * (unit * z->spt - z->spares) +
            (tracks - full * unit) * z->spt;
-    return phys > z->front ? phys - z->front : 0;
+    return phys >= z->front ? phys - z->front : UINT64_MAX;
 }
 
 static void ncq_layout_zone(NcqModel *m, uint32_t i)

@@ -46,9 +46,12 @@ typedef struct NcqParse {
     char section[32];
     int explicit_zones;         /* "zone" lines */
     int analytic;               /* zones, outer_spt and inner_spt lines */
-    uint64_t zone_spares;       /* zones whose line gives spares= */
-    uint64_t zone_per_cyl;      /* ... counted in cylinders */
+    /* per zone: ZONE_SPARES (its line gives spares=), ZONE_PER_CYL */
+    uint8_t zone_flags[NCQ_MAX_ZONES];
 } NcqParse;
+
+#define ZONE_SPARES  1
+#define ZONE_PER_CYL 2      /* spares=N/cyl or N/<R>cyl */
 
 /* first_cylinder cylinders spt and up to 5 options */
 #define NCQ_ZONE_WORDS 8
@@ -402,8 +405,8 @@ static int ncq_add_zone(NcqParse *ps, char *val, const char **why)
             return -1;
         }
         if (!strncmp(w[i], "spares", 6)) {
-            ps->zone_spares |= 1ULL << p->nzones;
-            ps->zone_per_cyl |= (uint64_t)rc << p->nzones;
+            ps->zone_flags[p->nzones] = ZONE_SPARES |
+                                        (rc ? ZONE_PER_CYL : 0);
         }
     }
     p->nzones++;
@@ -474,11 +477,12 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
         *(uint64_t *)base = (uint64_t)(fx / 1000);
         return 0;
     case KT_KIB_SECT:
+        /* whole sectors: DiskSim's segments may be an odd count of them */
         if (fx / 1000000000 > UINT32_MAX / 2) {
             *why = "value too large";
             return -1;
         }
-        *(uint32_t *)base = (uint32_t)(fx / 1000000000 * 2);
+        *(uint32_t *)base = (uint32_t)(fx / 500000000);
         return 0;
     case KT_KIB_BYTES:
         if (fx / 1000000000 > UINT32_MAX / 1024) {
@@ -647,7 +651,7 @@ static int ncq_validate_zones(const NcqParams *p, char *err, size_t errlen)
                 p->name, i, expect);
         }
         if (z->spt == 0 || z->spt > 100000 ||
-            ncq_zone_lbas(p, z) == 0) {
+            ncq_zone_lbas(p, z) == UINT64_MAX) {
             BAD("%s: zone %u sectors per track out of range (or its "
                 "spares and front leave no sector)", p->name, i);
         }
@@ -873,10 +877,10 @@ static void ncq_zone_defaults(const NcqParse *ps)
     for (i = 0; i < p->nzones && i < NCQ_MAX_ZONES; i++) {
         NcqZone *z = &p->zones[i];
 
-        if (!(ps->zone_spares >> i & 1)) {
+        if (!(ps->zone_flags[i] & ZONE_SPARES)) {
             z->spares = p->spare_per_track;
             z->spare_tracks = 1;
-        } else if (ps->zone_per_cyl >> i & 1) {
+        } else if (ps->zone_flags[i] & ZONE_PER_CYL) {
             z->spare_tracks *= p->heads;
         }
         if (!z->own_skew) {

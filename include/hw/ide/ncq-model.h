@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #define NCQ_MAX_TAGS        32      /* NCQ tags 0..31 */
-#define NCQ_MAX_ZONES       64
+#define NCQ_MAX_ZONES       128     /* ibm-ultrastar-18es: 55 + 44 gaps */
 #define NCQ_MAX_SEEK_POINTS 256     /* DiskSim's extracted curves: <= 151 */
 #define NCQ_MAX_SECTORS     65536   /* per command */
 #define NCQ_TRACE_VERSION   1       /* docs/trace-schema.md */
