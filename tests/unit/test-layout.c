@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "ncq-test.h"
+#include "ncq-int.h"
 
 static void expect_map(NcqModel *m, uint64_t lba, uint32_t cyl,
                        uint32_t head, uint32_t sec, uint32_t zone)
@@ -74,6 +75,99 @@ static void test_spares(void)
     ncq_model_free(m);
 }
 
+#define ZHEAD "[drive]\nname = z\nmodel = Z\nkind = hdd\ncapacity = 100\n" \
+              "rpm = 6000\n[seek]\ntype = table\npoint = 1 1\n" \
+              "point = 10 2\n[layout]\nheads = 2\n"
+
+/* Spares at the end of each cylinder: the last track is short. */
+static void test_spares_per_cylinder(void)
+{
+    NcqModel *m = ncq_test_model_text(ZHEAD "zone = 0 5 100 spares=4/cyl\n",
+                                      1);
+    NcqPhys ph = { .cyl = 0, .head = 1, .sector = 96 };
+    uint64_t back;
+
+    CHECK_EQ(ncq_model_layout_sectors(m), 5 * 196);
+    expect_map(m, 99, 0, 0, 99, 0);      /* head 0 is full */
+    expect_map(m, 100, 0, 1, 0, 0);
+    expect_map(m, 195, 0, 1, 95, 0);     /* the cylinder's last LBA */
+    expect_map(m, 196, 1, 0, 0, 0);
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "spare sector");
+    ncq_model_free(m);
+}
+
+/*
+ * Spares per range of 2 cylinders (4 tracks); 5 cylinders leave one
+ * partial range without spares, as DiskSim's sectors-per-range scheme.
+ */
+static void test_spares_per_range(void)
+{
+    NcqModel *m = ncq_test_model_text(
+        ZHEAD "zone = 0 5 100 spares=10/2cyl\n", 1);
+
+    CHECK_EQ(ncq_model_layout_sectors(m), 2 * 390 + 2 * 100);
+    expect_map(m, 389, 1, 1, 89, 0);     /* end of range 0 */
+    expect_map(m, 390, 2, 0, 0, 0);
+    expect_map(m, 780, 4, 0, 0, 0);      /* the partial range */
+    expect_map(m, 979, 4, 1, 99, 0);
+    ncq_model_free(m);
+}
+
+/* Front space and spares per zone; an all-spare zone maps nothing. */
+static void test_front_and_zone_spares(void)
+{
+    NcqModel *m = ncq_test_model_text(
+        ZHEAD "zone = 0 2 100 front=150 spares=50/zone\n"
+        "zone = 2 1 100 spares=200/zone\nzone = 3 1 80\n", 1);
+    NcqPhys ph = { .cyl = 0, .head = 0, .sector = 10 };
+    uint64_t back;
+
+    CHECK_EQ(ncq_model_layout_sectors(m), 400 - 150 - 50 + 160);
+    expect_map(m, 0, 0, 1, 50, 0);       /* past the front space */
+    expect_map(m, 199, 1, 1, 49, 0);     /* the zone's last LBA */
+    expect_map(m, 200, 3, 0, 0, 2);      /* zone 1 holds no LBA */
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "front sector");
+    ph.cyl = 2;
+    ph.sector = 0;
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "all-spare zone");
+    ph.cyl = 1;
+    ph.head = 1;
+    ph.sector = 50;
+    CHECK(ncq_model_phys_to_lba(m, &ph, &back) < 0, "zone spare");
+    ncq_model_free(m);
+}
+
+/*
+ * Per-zone skews count from the zone's first cylinder and start at the
+ * zone's first-block offset (DiskSim's layout); zones without skews
+ * continue the angles of the one before (ncq_layout_angle, layout.c).
+ */
+static void test_zone_skews(void)
+{
+    NcqModel *a = ncq_test_model_text(
+        ZHEAD "zone = 0 3 100 track_skew=10 cyl_skew=25 first=5\n"
+        "zone = 3 3 50 track_skew=4 cyl_skew=7\n", 1);
+    NcqModel *b = ncq_test_model_text(
+        ZHEAD "track_skew = 0.1\ncyl_skew = 0.25\nzone = 0 3 100\n"
+        "zone = 3 3 50\n", 1);
+    NcqPhys p0 = { .cyl = 0, .head = 0, .sector = 0, .zone = 0 };
+    NcqPhys p1 = { .cyl = 1, .head = 1, .sector = 0, .zone = 0 };
+    NcqPhys p3 = { .cyl = 4, .head = 1, .sector = 0, .zone = 1 };
+    NcqPhys q3 = { .cyl = 3, .head = 0, .sector = 0, .zone = 1 };
+
+    /* 5 sectors of 100 */
+    CHECK_EQ(ncq_layout_angle(a, &p0), 5 * (NCQ_REV / 100));
+    /* cylinder 1 head 1: 5 + (1 + 1) x 10 + 25 sectors */
+    CHECK_EQ(ncq_layout_angle(a, &p1), 50 * (NCQ_REV / 100));
+    /* zone 1 restarts: cylinder 4 head 1: (1 + 1) x 4 + 7 of 50 */
+    CHECK_EQ(ncq_layout_angle(a, &p3), 15 * (NCQ_REV / 50));
+    /* global skews accumulate from cylinder 0 across zones */
+    CHECK_EQ(ncq_layout_angle(b, &q3), (3 * (25 + 10) % 100) *
+             (NCQ_REV / 100));
+    ncq_model_free(a);
+    ncq_model_free(b);
+}
+
 static void test_builtin(void)
 {
     const char *names[] = {
@@ -140,6 +234,10 @@ int main(void)
 {
     test_small();
     test_spares();
+    test_spares_per_cylinder();
+    test_spares_per_range();
+    test_front_and_zone_spares();
+    test_zone_skews();
     test_builtin();
     return ncq_test_done("test-layout");
 }

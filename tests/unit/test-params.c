@@ -27,6 +27,39 @@ static void expect_error(const char *text, const char *want1,
              "rpm = 6000\n[layout]\nheads = 1\nzone = 0 10 10\n" \
              "[seek]\ntype = table\npoint = 1 1\npoint = 9 2\n"
 
+/* Zone options fill the zone; zones without them take the global keys. */
+static void test_zone_options(void)
+{
+    NcqParams *p;
+    char err[256];
+
+    CHECK_EQ(ncq_params_parse(
+        HEAD "[layout]\nspare_per_track = 1\ntrack_skew = 0.25\n"
+        "zone = 10 5 10 track_skew=2.5 cyl_skew=5 first=1 front=3 "
+        "spares=4/2cyl\nzone = 15 5 10 spares=6/zone\n", "ok.ncqm", &p,
+        err, sizeof(err)), 0);
+    CHECK(p != NULL, "parsed: %s", err);
+    if (!p) {
+        return;
+    }
+    CHECK_EQ(p->nzones, 3);
+    CHECK_EQ(p->zones[0].spares, 1);           /* spare_per_track */
+    CHECK_EQ(p->zones[0].spare_tracks, 1);
+    CHECK_EQ(p->zones[0].track_skew_ppb, 250000000);
+    CHECK(!p->zones[0].own_skew, "zone 0 takes the global skews");
+    CHECK(p->zones[1].own_skew, "zone 1 has its own");
+    CHECK_EQ(p->zones[1].track_skew_ppb, 250000000);  /* 2.5 of 10 */
+    CHECK_EQ(p->zones[1].cyl_skew_ppb, 500000000);
+    CHECK_EQ(p->zones[1].first_ppb, 100000000);
+    CHECK_EQ(p->zones[1].front, 3);
+    CHECK_EQ(p->zones[1].spares, 4);
+    CHECK_EQ(p->zones[1].spare_tracks, 2);     /* 2 cylinders x 1 head */
+    CHECK_EQ(p->zones[2].spares, 6);
+    CHECK_EQ(p->zones[2].spare_tracks, 0);     /* the whole zone */
+    CHECK_EQ(p->zones[2].track_skew_ppb, 250000000);
+    ncq_params_free(p);
+}
+
 static void test_errors(void)
 {
     NcqParams *p;
@@ -50,6 +83,25 @@ static void test_errors(void)
                  "capacity = 100000\nrpm = 6000\n[layout]\nheads = 1\n"
                  "zone = 0 10 10\n[seek]\ntype = table\npoint = 1 1\n"
                  "point = 9 2\n", "less than capacity", NULL);
+    /* zone options (DiskSim's per-zone skews and sparing) */
+    expect_error(HEAD "[layout]\nzone = 10 5 10 tilt=3\n", ":15:",
+                 "zone options are");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 spares=3/row\n", ":15:",
+                 "spares=N/track");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 spares=3/0cyl\n", ":15:",
+                 "spares=N/track");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 track_skew=10\n", ":15:",
+                 "below the zone's spt");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 front=x\n", ":15:",
+                 "front=sectors");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 spares\n", ":15:",
+                 "name=value");
+    expect_error(HEAD "[layout]\nzone = 10 5 10 spares=10/track\n",
+                 "zone 1 sectors per track out of range", NULL);
+    expect_error(HEAD "[layout]\nzone = 10 5 10 spares=51/zone\n",
+                 "zone 1 sectors per track out of range", NULL);
+    expect_error(HEAD "[layout]\nzone = 10 5 10 front=51\n",
+                 "zone 1 sectors per track out of range", NULL);
     CHECK_EQ(ncq_params_parse(HEAD, "ok.ncqm", &p, err, sizeof(err)), 0);
     CHECK(p && p->capacity == 100 && p->nzones == 1, "parsed");
     ncq_params_free(p);
@@ -200,6 +252,7 @@ int main(void)
 {
     test_mutations();
     test_errors();
+    test_zone_options();
     test_builtins();
     test_file();
     return ncq_test_done("test-params");
