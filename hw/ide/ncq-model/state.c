@@ -354,6 +354,21 @@ static void ncq_vis_str(NcqVis *v, const char *name, char *s, size_t cap)
     }
 }
 
+/* One zone of the parameters (ncq_vis_params). */
+static void ncq_vis_zone(NcqVis *v, NcqZone *z)
+{
+    ncq_vis_u32(v, "cyl_start", &z->cyl_start, UINT32_MAX);
+    ncq_vis_u32(v, "cyl_count", &z->cyl_count, UINT32_MAX);
+    ncq_vis_u32(v, "spt", &z->spt, UINT32_MAX);
+    ncq_vis_u32(v, "track_skew_ppb", &z->track_skew_ppb, UINT32_MAX);
+    ncq_vis_u32(v, "cyl_skew_ppb", &z->cyl_skew_ppb, UINT32_MAX);
+    ncq_vis_u32(v, "first_ppb", &z->first_ppb, UINT32_MAX);
+    ncq_vis_u32(v, "front", &z->front, UINT32_MAX);
+    ncq_vis_u32(v, "spares", &z->spares, UINT32_MAX);
+    ncq_vis_u32(v, "spare_tracks", &z->spare_tracks, UINT32_MAX);
+    ncq_vis_bool(v, "own_skew", &z->own_skew);
+}
+
 /*
  * The parameters, for their fingerprint only (NCQ_VIS_HASH and the
  * format hash): a stream holds no parameters, a load needs a model made
@@ -375,19 +390,7 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
     ncq_vis_u32(v, "cylinders", &p->cylinders, UINT32_MAX);
     n = ncq_vis_count(v, "zones", p->nzones, NCQ_MAX_ZONES);
     for (i = 0; i < n; i++) {
-        ncq_vis_u32(v, "cyl_start", &p->zones[i].cyl_start, UINT32_MAX);
-        ncq_vis_u32(v, "cyl_count", &p->zones[i].cyl_count, UINT32_MAX);
-        ncq_vis_u32(v, "spt", &p->zones[i].spt, UINT32_MAX);
-        ncq_vis_u32(v, "track_skew_ppb", &p->zones[i].track_skew_ppb,
-                    UINT32_MAX);
-        ncq_vis_u32(v, "cyl_skew_ppb", &p->zones[i].cyl_skew_ppb,
-                    UINT32_MAX);
-        ncq_vis_u32(v, "first_ppb", &p->zones[i].first_ppb, UINT32_MAX);
-        ncq_vis_u32(v, "front", &p->zones[i].front, UINT32_MAX);
-        ncq_vis_u32(v, "spares", &p->zones[i].spares, UINT32_MAX);
-        ncq_vis_u32(v, "spare_tracks", &p->zones[i].spare_tracks,
-                    UINT32_MAX);
-        ncq_vis_bool(v, "own_skew", &p->zones[i].own_skew);
+        ncq_vis_zone(v, &p->zones[i]);
     }
     ncq_vis_u32(v, "spare_per_track", &p->spare_per_track, UINT32_MAX);
     ncq_vis_u32(v, "track_skew_ppb", &p->track_skew_ppb, UINT32_MAX);
