@@ -583,7 +583,8 @@ def firmware_section(out, d):
                            f"policy {pol} is not mapped",
                            "use 1 (FCFS), 3 (C-LOOK) or 4 (SSTF)")
     out += ["[firmware]",
-            f"policy = {names[pol]}  # {s.cite('Scheduling policy')} = {pol}",
+            f"policy = {names[pol]}  # {s.cite('Scheduling policy')} = {pol} "
+            f"({names[pol].upper()})",
             "zero_latency = off  # estimate: DiskSim's disk reads in order "
             "from the first requested sector"]
 
