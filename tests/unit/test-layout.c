@@ -97,6 +97,25 @@ static void test_spares_per_cylinder(void)
 }
 
 /*
+ * A read across a cylinder's short last track leaves it at its last mapped
+ * sector: 6 sectors, a 1 ms cylinder switch, the wait for sector 0 (no
+ * skew) 0.94 revolution later, 10 sectors; 100 us per sector at 6000 rpm.
+ */
+static void test_walk_skips_cylinder_spares(void)
+{
+    NcqModel *m = ncq_test_model_text(
+        "[drive]\nname = w\nmodel = W\nkind = hdd\ncapacity = 900\n"
+        "rpm = 6000\n[seek]\ntype = table\npoint = 1 1\npoint = 10 2\n"
+        "[layout]\nheads = 2\nzone = 0 5 100 spares=4/cyl\n", 1);
+    NcqCompletion c[2];
+
+    CHECK_EQ(ncq_test_submit(m, 0, NCQ_OP_READ, 190, 16, 0), 0);
+    CHECK_EQ(ncq_test_drain(m, c, 2), 1);
+    CHECK_EQ(c[0].transfer_ns, 600000 + 1000000 + 9400000 + 1000000);
+    ncq_model_free(m);
+}
+
+/*
  * Spares per range of 2 cylinders (4 tracks); 5 cylinders leave one
  * partial range without spares, as DiskSim's sectors-per-range scheme.
  */
@@ -235,6 +254,7 @@ int main(void)
     test_small();
     test_spares();
     test_spares_per_cylinder();
+    test_walk_skips_cylinder_spares();
     test_spares_per_range();
     test_front_and_zone_spares();
     test_zone_skews();
