@@ -2,7 +2,8 @@
 """Turn a DiskSim 4.0 drive (.diskspecs + .model + .seek) into an .ncqm model.
 
 usage: import-disksim.py FILE.diskspecs [-o OUT.ncqm] [--name NAME]
-                         [--set SECTION.KEY=VALUE[#NOTE]]... [--figures OUT.fig]
+                         [--set SECTION.KEY=VALUE[#NOTE]]...
+                         [--figures OUT.fig]
 
 Every value written names the DiskSim file and field it comes from, or says
 "estimate:" and how it was chosen.  docs/model.md ("DiskSim's drive
@@ -32,7 +33,7 @@ MAX_POINTS = 256        # NCQ_MAX_SEEK_POINTS
 MAX_SEGMENTS = 32       # NCQ_MAX_SEGS
 
 
-class ImportError_(Exception):
+class BadInput(Exception):
     """One bad-input line: where, which field, what is wrong, the fix."""
 
     def __init__(self, where, field, problem, fix):
@@ -67,10 +68,13 @@ class Parser:
         self.i = 0
 
     def err(self, line, field, problem, fix):
-        return ImportError_(f"{self.shown}:{line}", field, problem, fix)
+        return BadInput(f"{self.shown}:{line}", field, problem, fix)
 
     def peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else (None, 0)
+        """The next (token, line); at the end, None and the last line."""
+        if self.i < len(self.toks):
+            return self.toks[self.i]
+        return None, self.toks[-1][1] if self.toks else 1
 
     def take(self):
         t = self.peek()
@@ -122,7 +126,6 @@ class Parser:
                 raise self.err(line, key or where, "expected NAME = VALUE",
                                "fix the syntax")
             fields[key] = self.value(key)
-            fields[key].key = key
 
     def top(self, kind):
         """The first `kind NAME { ... }` block of the file."""
@@ -158,11 +161,11 @@ class Src:
     def get(self, key, kind="word"):
         v = self.f.get(key)
         if v is None:
-            raise ImportError_(f"{self.shown}:{self.line}", key,
-                               "missing field", f"add '{key} = ...'")
+            raise BadInput(f"{self.shown}:{self.line}", key,
+                           "missing field", f"add '{key} = ...'")
         if v.kind != kind:
-            raise ImportError_(self.where(key), key, f"expected a {kind}",
-                               "give the field its usual form")
+            raise BadInput(self.where(key), key, f"expected a {kind}",
+                           "give the field its usual form")
         return v
 
     def num(self, key, integer=False, minimum=0.0):
@@ -172,14 +175,14 @@ class Src:
             if not math.isfinite(x):
                 raise ValueError
         except ValueError:
-            raise ImportError_(self.where(key), key, f"'{v}' is not a number",
-                               "write a decimal number") from None
+            raise BadInput(self.where(key), key, f"'{v}' is not a number",
+                           "write a decimal number") from None
         if integer and x != int(x):
-            raise ImportError_(self.where(key), key, f"'{v}' is not a whole "
-                               "number", "write a whole number")
+            raise BadInput(self.where(key), key, f"'{v}' is not a whole "
+                           "number", "write a whole number")
         if x < minimum:
-            raise ImportError_(self.where(key), key, f"{v} is below "
-                               f"{fmt(minimum)}", "give a value in range")
+            raise BadInput(self.where(key), key, f"{v} is below "
+                           f"{fmt(minimum)}", "give a value in range")
         return int(x) if integer else x
 
     def nums(self, key):
@@ -189,9 +192,9 @@ class Src:
             try:
                 out.append(float(item.v))
             except (TypeError, ValueError):
-                raise ImportError_(f"{self.shown}:{item.line}", key,
-                                   f"'{item.v}' is not a number",
-                                   "list decimal numbers") from None
+                raise BadInput(f"{self.shown}:{item.line}", key,
+                               f"'{item.v}' is not a number",
+                               "list decimal numbers") from None
         return out
 
 
@@ -211,8 +214,8 @@ def repo_path(path):
 def load_block(path, kind, cited_from, field):
     shown = repo_path(path)
     if not os.path.isfile(path):
-        raise ImportError_(cited_from, field, f"{shown} not found",
-                           "put the file next to the one naming it")
+        raise BadInput(cited_from, field, f"{shown} not found",
+                       "put the file next to the one naming it")
     p = Parser(path, shown)
     name, line, fields = p.top(kind)
     return name, Src(shown, line, fields)
@@ -221,38 +224,38 @@ def load_block(path, kind, cited_from, field):
 def read_seek_file(path, cited_from, field):
     shown = repo_path(path)
     if not os.path.isfile(path):
-        raise ImportError_(cited_from, field, f"{shown} not found",
-                           "put the seek curve next to the model file")
+        raise BadInput(cited_from, field, f"{shown} not found",
+                       "put the seek curve next to the model file")
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     m = re.match(r"\s*Seek distances measured:\s*(\d+)\s*$",
                  lines[0] if lines else "")
     if not m:
-        raise ImportError_(f"{shown}:1", "Seek distances measured",
-                           "missing first line",
-                           "start with 'Seek distances measured: N'")
+        raise BadInput(f"{shown}:1", "Seek distances measured",
+                       "missing first line",
+                       "start with 'Seek distances measured: N'")
     pts = []
     for n, l in enumerate(lines[1:], 2):
         if not l.strip():
             continue
         mm = re.match(r"\s*(\d+)\s*,\s*([0-9.]+)\s*$", l)
         if not mm:
-            raise ImportError_(f"{shown}:{n}", "seek point",
-                               f"'{l.strip()}' is not 'distance, ms'",
-                               "write 'distance, milliseconds'")
+            raise BadInput(f"{shown}:{n}", "seek point",
+                           f"'{l.strip()}' is not 'distance, ms'",
+                           "write 'distance, milliseconds'")
         d, t = int(mm.group(1)), float(mm.group(2))
         if pts and d <= pts[-1][0]:
-            raise ImportError_(f"{shown}:{n}", "seek point",
-                               "distances must increase", "sort the curve")
+            raise BadInput(f"{shown}:{n}", "seek point",
+                           "distances must increase", "sort the curve")
         pts.append((d, t))
     if len(pts) != int(m.group(1)) or len(pts) < 2:
-        raise ImportError_(f"{shown}:1", "Seek distances measured",
-                           f"says {m.group(1)}, file has {len(pts)}",
-                           "make the count match the rows")
+        raise BadInput(f"{shown}:1", "Seek distances measured",
+                       f"says {m.group(1)}, file has {len(pts)}",
+                       "make the count match the rows")
     if len(pts) > MAX_POINTS:
-        raise ImportError_(f"{shown}:1", "Seek distances measured",
-                           f"{len(pts)} points, ncq-disk holds {MAX_POINTS}",
-                           "thin the curve")
+        raise BadInput(f"{shown}:1", "Seek distances measured",
+                       f"{len(pts)} points, ncq-disk holds {MAX_POINTS}",
+                       "thin the curve")
     return shown, pts
 
 
@@ -272,10 +275,10 @@ def hpl_table(mech, cylinders):
     v = mech.nums("HPL seek equation values")
     first10 = mech.nums("First ten seek times")
     if len(v) != 6 or len(first10) != 10:
-        raise ImportError_(mech.where("HPL seek equation values"),
-                           "HPL seek equation values",
-                           "need 6 values and 10 first seek times",
-                           "give V1..V6 and First ten seek times")
+        raise BadInput(mech.where("HPL seek equation values"),
+                       "HPL seek equation values",
+                       "need 6 values and 10 first seek times",
+                       "give V1..V6 and First ten seek times")
     pts = []
     for d in profile_distances(cylinders - 1):
         if d <= 10:
@@ -288,7 +291,7 @@ def hpl_table(mech, cylinders):
     return pts
 
 
-def seek_section(out, mech, mfile, cylinders, model_dir):
+def seek_section(out, mech, cylinders, model_dir):
     kind = mech.get("Seek type").v
     cite = mech.cite
     if kind == "extracted":
@@ -296,10 +299,12 @@ def seek_section(out, mech, mfile, cylinders, model_dir):
         shown, pts = read_seek_file(os.path.join(model_dir, curve),
                                     mech.where("Full seek curve"),
                                     "Full seek curve")
-        out.append(f"# the extracted curve: {shown} ({cite('Full seek curve')})")
+        out.append(f"# the extracted curve: {shown} "
+                   f"({cite('Full seek curve')})")
     elif kind == "hplplus10":
         pts = hpl_table(mech, cylinders)
-        out.append(f"# {cite('HPL seek equation values')} with {cite('First ten seek times')}")
+        out.append(f"# {cite('HPL seek equation values')} with "
+                   f"{cite('First ten seek times')}")
         out.append("# (hplplus10: the first ten distances as given, V2 + V3 * "
                    "sqrt(d) below V1")
         out.append("# cylinders, V4 + V5 * d beyond) evaluated at the "
@@ -307,28 +312,28 @@ def seek_section(out, mech, mfile, cylinders, model_dir):
         out.append("# curves (1-10, then steps of 2, 5, 10, 25, 100 "
                    "cylinders, and the full stroke).")
     else:
-        raise ImportError_(mech.where("Seek type"), "Seek type",
-                           f"'{kind}' is not mapped",
-                           "use extracted or hplplus10")
-    out.append("type = table")
+        raise BadInput(mech.where("Seek type"), "Seek type",
+                       f"'{kind}' is not mapped",
+                       "use extracted or hplplus10")
+    out.append("type = table  # the points below, linear between them")
     for d, t in pts:
         out.append(f"point = {d} {fmt(t, 5)}")
     return pts
 
 
-def zone_line(z, i, scheme, rangesize, heads, mfile):
+def zone_line(z, scheme, rangesize):
     """The zone = ... line of one dm_layout_g1_zone, and its notes."""
     first = z.num("First cylinder number", True)
     last = z.num("Last cylinder number", True)
     spt = z.num("Blocks per track", True, 1)
     if last < first:
-        raise ImportError_(z.where("Last cylinder number"),
-                           "Last cylinder number", "below the first",
-                           "give the zone at least one cylinder")
+        raise BadInput(z.where("Last cylinder number"),
+                       "Last cylinder number", "below the first",
+                       "give the zone at least one cylinder")
     units = z.f.get("Skew units")
     if units and units.v != "sectors":
-        raise ImportError_(z.where("Skew units"), "Skew units",
-                           f"'{units.v}' is not mapped", "give skews in sectors")
+        raise BadInput(z.where("Skew units"), "Skew units",
+                       f"'{units.v}' is not mapped", "give skews in sectors")
     tskew = z.num("Skew for track switch")
     cskew = z.num("Skew for cylinder switch")
     off = z.num("Offset of first block")
@@ -340,9 +345,9 @@ def zone_line(z, i, scheme, rangesize, heads, mfile):
                    ("Skew for cylinder switch", cskew),
                    ("Offset of first block", off)):
         if x >= spt:
-            raise ImportError_(z.where(key), key, f"{fmt(x)} sectors is not "
-                               f"below the {spt} blocks per track",
-                               "give less than one revolution")
+            raise BadInput(z.where(key), key, f"{fmt(x)} sectors is not "
+                           f"below the {spt} blocks per track",
+                           "give less than one revolution")
     if scheme == 0:
         sp = "0/zone"
     elif scheme == 1:
@@ -353,9 +358,9 @@ def zone_line(z, i, scheme, rangesize, heads, mfile):
         sp = f"{spares}/track"
     elif scheme == 7:
         if spares:
-            raise ImportError_(z.where("Number of spares"), "Number of spares",
-                               "sectors per cylinder with slips to the end "
-                               "are not modelled", "use sparing scheme 4")
+            raise BadInput(z.where("Number of spares"), "Number of spares",
+                           "sectors per cylinder with slips to the end "
+                           "are not modelled", "use sparing scheme 4")
         sp = f"{len(slips)}/zone"
     elif scheme == 8:
         sp = f"{spares}/{rangesize}cyl" if rangesize > 1 else f"{spares}/cyl"
@@ -364,32 +369,33 @@ def zone_line(z, i, scheme, rangesize, heads, mfile):
     else:
         sp = f"{spares + len(slips)}/zone"
     line = (f"zone = {first} {last - first + 1} {spt} track_skew={fmt(tskew)} "
-            f"cyl_skew={fmt(cskew)} first={fmt(off)} front={front} spares={sp}")
+            f"cyl_skew={fmt(cskew)} first={fmt(off)} front={front} "
+            f"spares={sp}")
     return first, last, spt, line, len(slips), len(defects)
 
 
-def layout_section(out, dm, mfile, heads):
+def layout_section(out, dm, heads):
     lay = Src(dm.shown, dm.f["Layout Model"].line,
               dm.get("Layout Model", "block").v)
     mapping = lay.num("LBN-to-PBN mapping scheme", True)
     if mapping not in (0, 1, 2):
-        raise ImportError_(lay.where("LBN-to-PBN mapping scheme"),
-                           "LBN-to-PBN mapping scheme",
-                           f"scheme {mapping} is not known",
-                           "use 0, 1 or 2")
+        raise BadInput(lay.where("LBN-to-PBN mapping scheme"),
+                       "LBN-to-PBN mapping scheme",
+                       f"scheme {mapping} is not known",
+                       "use 0, 1 or 2")
     scheme = lay.num("Sparing scheme used", True)
     if scheme not in SPARING:
-        raise ImportError_(lay.where("Sparing scheme used"),
-                           "Sparing scheme used",
-                           f"scheme {scheme} (spares at the front of a "
-                           "cylinder, or per cylinder with slips to the end) "
-                           "is not modelled",
-                           "use one of " + ", ".join(map(str, sorted(SPARING))))
+        raise BadInput(lay.where("Sparing scheme used"),
+                       "Sparing scheme used",
+                       f"scheme {scheme} (spares at the front of a "
+                       "cylinder, or per cylinder with slips to the end) "
+                       "is not modelled",
+                       "use one of " + ", ".join(map(str, sorted(SPARING))))
     rangesize = lay.num("Rangesize for sparing", True, 1)
     zones = lay.get("Zones", "list").v
     if not 1 <= len(zones) <= MAX_ZONES:
-        raise ImportError_(lay.where("Zones"), "Zones",
-                           f"{len(zones)} zones", f"give 1..{MAX_ZONES}")
+        raise BadInput(lay.where("Zones"), "Zones",
+                       f"{len(zones)} zones", f"give 1..{MAX_ZONES}")
     out.append(f"# {lay.cite('LBN-to-PBN mapping scheme')} = {mapping}"
                + ("" if mapping == 0 else
                   " (cylinder switches stay on the same surface): mapped as "
@@ -412,18 +418,17 @@ def layout_section(out, dm, mfile, heads):
     nxt, rows = 0, []
     for i, zv in enumerate(zones):
         if zv.kind != "block":
-            raise ImportError_(f"{dm.shown}:{zv.line}", "Zones",
-                               "expected dm_layout_g1_zone blocks",
-                               "list zone blocks")
+            raise BadInput(f"{dm.shown}:{zv.line}", "Zones",
+                           "expected dm_layout_g1_zone blocks",
+                           "list zone blocks")
         z = Src(dm.shown, zv.line, zv.v)
-        first, last, spt, line, ns, nd = zone_line(z, i, scheme, rangesize,
-                                                   heads, dm.shown)
+        first, last, spt, line, ns, nd = zone_line(z, scheme, rangesize)
         if first < nxt:
-            raise ImportError_(z.where("First cylinder number"),
-                               "First cylinder number",
-                               f"zone {i} starts at {first}, inside the zone "
-                               f"before (which ends at {nxt - 1})",
-                               "list zones in order without overlaps")
+            raise BadInput(z.where("First cylinder number"),
+                           "First cylinder number",
+                           f"zone {i} starts at {first}, inside the zone "
+                           f"before (which ends at {nxt - 1})",
+                           "list zones in order without overlaps")
         if first > nxt:
             # cylinders no zone of DiskSim's holds: mapped to nothing
             n, prev = first - nxt, rows[-1][2] if rows else spt
@@ -438,7 +443,7 @@ def layout_section(out, dm, mfile, heads):
             note += f"; {ns} slips, {nd} defects not modelled"
         out.append(line + note)
         rows.append((first, last, spt, line))
-    return rows, scheme, nxt
+    return rows, nxt
 
 
 def zone_lbas(line, heads):
@@ -470,16 +475,16 @@ class Drive:
     def __init__(self, path):
         self.path = path
         if not os.path.isfile(path):
-            raise ImportError_(f"{repo_path(path)}:0", "file", "not found",
-                               "give the path of a .diskspecs file")
+            raise BadInput(f"{repo_path(path)}:0", "file", "not found",
+                           "give the path of a .diskspecs file")
         self.name, self.spec = load_block(path, "disksim_disk", path,
                                           "disksim_disk")
         mv = self.spec.get("Model")
         m = re.match(r"source\s+(\S+)$", mv.v)
         if not m:
-            raise ImportError_(self.spec.where("Model"), "Model",
-                               f"'{mv.v}' does not name a file",
-                               "write 'Model = source FILE.model'")
+            raise BadInput(self.spec.where("Model"), "Model",
+                           f"'{mv.v}' does not name a file",
+                           "write 'Model = source FILE.model'")
         self.model_dir = os.path.dirname(path)
         self.mname, self.dm = load_block(
             os.path.join(self.model_dir, m.group(1)), "dm_disk",
@@ -496,14 +501,15 @@ def drive_section(out, d, args):
     s, dm = d.spec, d.dm
     bulk = s.num("Bulk sector transfer time")
     model = re.sub(r"_validate$", "", d.name).replace("_", " ")
-    out += ["[drive]", f"name = {args.name}",
+    out += ["[drive]", f"name = {args.name}  # --name",
             f"model = {model[:40]}  # DiskSim's drive name "
             f"({os.path.basename(d.path)}), without _validate",
             "firmware = 1.0  # estimate: DiskSim gives no firmware revision",
-            "kind = hdd",
+            "kind = hdd  # a dm_disk: DiskSim's mechanical disk",
             f"capacity = {d.blocks}  # {dm.cite('Block count')} (512-byte "
             "blocks, exported as the SATA capacity)",
-            f"rpm = {round(d.rpm)}  # {d.mech.cite('Rotation speed (in rpms)')}"
+            f"rpm = {round(d.rpm)}  # "
+            f"{d.mech.cite('Rotation speed (in rpms)')}"
             + (f" = {fmt(d.rpm)}, rounded" if d.rpm != round(d.rpm) else ""),
             f"queue_depth = 32  # estimate: DiskSim's Max queue length = "
             f"{s.num('Max queue length', True)} (validated one request at a "
@@ -549,18 +555,21 @@ def cache_section(out, d):
     size = s.num("Segment size (in blks)", True, 1)
     wsegs = s.num("Maximum number of write segments", True)
     fast = s.num("Fast write level", True)
+    def kib(key):
+        return fmt(s.num(key, True) / 2, 1)
+
     if segs > MAX_SEGMENTS:
-        raise ImportError_(s.where("Number of buffer segments"),
-                           "Number of buffer segments",
-                           f"{segs} segments, ncq-disk holds {MAX_SEGMENTS}",
-                           "merge segments")
+        raise BadInput(s.where("Number of buffer segments"),
+                       "Number of buffer segments",
+                       f"{segs} segments, ncq-disk holds {MAX_SEGMENTS}",
+                       "merge segments")
     out += ["[cache]",
             f"segments = {segs}  # {s.cite('Number of buffer segments')}",
             f"segment_kib = {fmt(size / 2, 1)}  # "
             f"{s.cite('Segment size (in blks)')} = {size}",
-            f"readahead_kib = {fmt(s.num('Maximum read-ahead (blks)', True) / 2, 1)}"
+            f"readahead_kib = {kib('Maximum read-ahead (blks)')}"
             f"  # {s.cite('Maximum read-ahead (blks)')}",
-            f"min_readahead_kib = {fmt(s.num('Minimum read-ahead (blks)', True) / 2, 1)}"
+            f"min_readahead_kib = {kib('Minimum read-ahead (blks)')}"
             f"  # {s.cite('Minimum read-ahead (blks)')}",
             f"write_cache_kib = {fmt(max(wsegs, 1) * size / 2, 1)}  # "
             f"{s.cite('Maximum number of write segments')} = {wsegs} x the "
@@ -579,9 +588,9 @@ def firmware_section(out, d):
                                                      True)
     names = {1: "fcfs", 4: "sstf", 3: "clook"}
     if pol not in names:
-        raise ImportError_(f"{s.shown}:{sched.line}", "Scheduling policy",
-                           f"policy {pol} is not mapped",
-                           "use 1 (FCFS), 3 (C-LOOK) or 4 (SSTF)")
+        raise BadInput(f"{s.shown}:{sched.line}", "Scheduling policy",
+                       f"policy {pol} is not mapped",
+                       "use 1 (FCFS), 3 (C-LOOK) or 4 (SSTF)")
     out += ["[firmware]",
             f"policy = {names[pol]}  # {s.cite('Scheduling policy')} = {pol} "
             f"({names[pol].upper()})",
@@ -604,17 +613,17 @@ def build(d, args):
     """The .ncqm text and the figure rows of drive @d."""
     out, mech, dm = [], d.mech, d.dm
     layout = []
-    rows, scheme, ncyl = layout_section(layout, dm, dm.shown, d.heads)
+    rows, ncyl = layout_section(layout, dm, d.heads)
     if ncyl < d.cylinders:
-        raise ImportError_(dm.where("Number of cylinders"),
-                           "Number of cylinders",
-                           f"{d.cylinders}, the zones end at {ncyl}",
-                           "make the zones cover every cylinder")
+        raise BadInput(dm.where("Number of cylinders"),
+                       "Number of cylinders",
+                       f"{d.cylinders}, the zones end at {ncyl}",
+                       "make the zones cover every cylinder")
     total = sum(zone_lbas(r[3], d.heads) for r in rows)
     if total < d.blocks:
-        raise ImportError_(dm.where("Block count"), "Block count",
-                           f"{d.blocks}, the zones map only {total}",
-                           "check the zones' spares")
+        raise BadInput(dm.where("Block count"), "Block count",
+                       f"{d.blocks}, the zones map only {total}",
+                       "check the zones' spares")
     d.outer_mb_s = media_mb_s(rows[0][2], d.rpm)
     drive_section(out, d, args)
     out += ["", "[layout]",
@@ -624,7 +633,7 @@ def build(d, args):
              if ncyl != d.cylinders else ""),
             f"# the zones map {total} blocks (Block count {d.blocks})"]
     out += layout + ["", "[seek]"]
-    pts = seek_section(out, mech, dm.shown, d.cylinders, d.model_dir)
+    pts = seek_section(out, mech, d.cylinders, d.model_dir)
     out += [f"head_switch_ms = {fmt(mech.num('Head switch time'), 5)}  # "
             f"{mech.cite('Head switch time')}",
             write_settle(mech), ""]
@@ -638,21 +647,22 @@ def build(d, args):
 
 def apply_sets(lines, sets):
     """--set SECTION.KEY=VALUE[#NOTE]: replace or add a key."""
-    for item in sets:
+    for n, item in enumerate(sets, 1):
         m = re.match(r"(\w+)\.(\w+)=([^#]+?)\s*(?:#\s*(.*))?$", item)
         if not m:
-            raise ImportError_("--set", item, "not SECTION.KEY=VALUE[#NOTE]",
-                               "write e.g. firmware.policy=sptf#why")
+            raise BadInput(f"--set:{n}", item, "not SECTION.KEY=VALUE[#NOTE]",
+                           "write e.g. firmware.policy=sptf#why")
         sec, key, val, note = m.groups()
         new = f"{key} = {val}" + (f"  # {note}" if note else "  # --set")
         try:
             start = lines.index(f"[{sec}]")
         except ValueError:
-            raise ImportError_("--set", item, f"no section [{sec}]",
-                               "use drive, layout, seek, overhead, cache or "
-                               "firmware") from None
+            raise BadInput(f"--set:{n}", item, f"no section [{sec}]",
+                           "use drive, layout, seek, overhead, cache or "
+                           "firmware") from None
         end = start + 1
-        while end < len(lines) and lines[end] and not lines[end].startswith("["):
+        while end < len(lines) and lines[end] and \
+                not lines[end].startswith("["):
             end += 1
         for i in range(start + 1, end):
             if lines[i].split("=")[0].strip() == key:
@@ -710,8 +720,9 @@ def figures(d, rows, pts, model_path):
                          seek_at(pts, n - 1), src, seek_src),
              f"head_switch_ms {fmt(mech.num('Head switch time'), 5)} ms 2% "
              f"{src} -- Head switch time",
-             f"media_outer_mb_s {fmt(media_mb_s(rows[0][2], d.rpm), 3)} MB/s 2% "
-             f"{src} -- computed from Blocks per track {rows[0][2]} of zone 0 x "
+             f"media_outer_mb_s {fmt(media_mb_s(rows[0][2], d.rpm), 3)} MB/s "
+             f"2% {src} -- computed from Blocks per track {rows[0][2]} of "
+             "zone 0 x "
              f"{fmt(d.rpm)} rpm (the rate under the head, spares included)",
              f"media_inner_mb_s {fmt(media_mb_s(inner[2], d.rpm), 3)} MB/s 2% "
              f"{src} -- computed from Blocks per track {inner[2]} of the last "
@@ -789,7 +800,7 @@ def main(argv):
         for tmp, dest in tmps:
             os.replace(tmp, dest)
         return 0
-    except ImportError_ as e:
+    except BadInput as e:
         for tmp, _ in tmps:
             os.unlink(tmp)
         print(f"{PROG}: {e}", file=sys.stderr)
