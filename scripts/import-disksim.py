@@ -695,6 +695,19 @@ def seek_figure(key, mech, field, curve, src, seek_src):
             "DiskSim's seek type and contradicts the curve")
 
 
+def media_figure(key, d, spt, zone, src):
+    """The rate under the head; a host stream may be held by the link."""
+    rate = media_mb_s(spt, d.rpm)
+    bulk = d.spec.num("Bulk sector transfer time")
+    note = ""
+    if bulk > 0 and 0.512 / bulk < rate:
+        note = (f"; a host stream gets at most the link's "
+                f"{fmt(0.512 / bulk, 3)} MB/s (Bulk sector transfer time)")
+    return (f"{key} {fmt(rate, 3)} MB/s 2% {src} -- computed from Blocks per "
+            f"track {spt} of {zone} x {fmt(d.rpm)} rpm (the rate under the "
+            f"head, spares included){note}")
+
+
 def figures(d, rows, pts, model_path):
     """The DiskSim figures of the drive, for the validation sheet."""
     src = d.dm.shown
@@ -720,14 +733,9 @@ def figures(d, rows, pts, model_path):
                          seek_at(pts, n - 1), src, seek_src),
              f"head_switch_ms {fmt(mech.num('Head switch time'), 5)} ms 2% "
              f"{src} -- Head switch time",
-             f"media_outer_mb_s {fmt(media_mb_s(rows[0][2], d.rpm), 3)} MB/s "
-             f"2% {src} -- computed from Blocks per track {rows[0][2]} of "
-             "zone 0 x "
-             f"{fmt(d.rpm)} rpm (the rate under the head, spares included)",
-             f"media_inner_mb_s {fmt(media_mb_s(inner[2], d.rpm), 3)} MB/s 2% "
-             f"{src} -- computed from Blocks per track {inner[2]} of the last "
-             f"zone x {fmt(d.rpm)} rpm (the rate under the head, spares "
-             "included)"]
+             media_figure("media_outer_mb_s", d, rows[0][2], "zone 0", src),
+             media_figure("media_inner_mb_s", d, inner[2], "the last zone",
+                          src)]
     s = d.spec
     segs = s.num("Number of buffer segments", True)
     size = s.num("Segment size (in blks)", True)
