@@ -262,7 +262,7 @@ def read_seek_file(path, cited_from, field):
 # ---- the mapping ------------------------------------------------------------
 
 def profile_distances(maxdist):
-    """The distances of DiskSim's extracted seek curves (Lumb et al.)."""
+    """The seek profile's distances (Lumb et al. 2002; DiskSim's .seek)."""
     out = list(range(1, 11)) + list(range(12, 21, 2)) + \
         list(range(25, 51, 5)) + list(range(60, 101, 10)) + \
         list(range(125, 501, 25)) + list(range(600, maxdist, 100))
@@ -308,9 +308,11 @@ def seek_section(out, mech, cylinders, model_dir):
         out.append("# (hplplus10: the first ten distances as given, V2 + V3 * "
                    "sqrt(d) below V1")
         out.append("# cylinders, V4 + V5 * d beyond) evaluated at the "
-                   "distances of DiskSim's extracted")
-        out.append("# curves (1-10, then steps of 2, 5, 10, 25, 100 "
-                   "cylinders, and the full stroke).")
+                   "seek profile's distances of")
+        out.append("# Lumb et al. (docs/published-figures.md#lumb-et-al-2002)"
+                   ", which DiskSim's extracted curves")
+        out.append("# use: 1-10, then steps of 2, 5, 10, 25, 100 cylinders, "
+                   "and the full stroke.")
     else:
         raise BadInput(mech.where("Seek type"), "Seek type",
                        f"'{kind}' is not mapped",
