@@ -58,6 +58,11 @@ static void test_zone_options(void)
     CHECK_EQ(p->zones[2].spare_tracks, 0);     /* the whole zone */
     CHECK_EQ(p->zones[2].track_skew_ppb, 250000000);
     ncq_params_free(p);
+    /* DiskSim's segments of an odd count of blocks: 281 = 140.5 KiB */
+    CHECK_EQ(ncq_params_parse(HEAD "[cache]\nsegment_kib = 140.5\n",
+                              "ok.ncqm", &p, err, sizeof(err)), 0);
+    CHECK(p && p->segment_sectors == 281, "half KiB kept");
+    ncq_params_free(p);
 }
 
 static void test_errors(void)
