@@ -218,8 +218,11 @@ static void print_row_md(FILE *f, const Row *r)
 {
     fprintf(f, "| `%s` | %s %s | ", r->key, r->value, r->unit);
     if (r->has_model) {
+        double e = err_pct(r);
+
+        /* no "-0.0 %": an error that rounds to zero has no sign */
         fprintf(f, "%.*f %s | %+.1f %% | ", r->info.decimals, r->model,
-                r->unit, err_pct(r));
+                r->unit, fabs(e) < 0.05 ? 0.0 : e);
     } else {
         fprintf(f, "- | - | ");
     }
