@@ -1,7 +1,8 @@
 #!/bin/bash
 # The whole test suite: model unit tests, style, QEMU qtests (also under
-# ASan/UBSan), repository checks, guest tests (the scenarios among them
-# compared with the committed report, docs/report/sN.json).
+# ASan/UBSan), repository checks, validation sheets, guest tests (the
+# scenarios among them compared with the committed report,
+# docs/report/sN.json).
 #
 #   scripts/test.sh [pytest args...]
 #
