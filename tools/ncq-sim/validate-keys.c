@@ -10,6 +10,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -349,12 +350,14 @@ static int64_t media_read(NcqModel *m, uint64_t lba, int64_t t)
     NcqCmd c = { .op = NCQ_OP_READ, .lba = lba, .sectors = MEDIA_SECTORS,
                  .queued = true };
     NcqCompletion comp;
+    int n;
 
     if (ncq_model_submit(m, &c, t) < 0) {
         die("internal: a media read was refused%s", "");
     }
-    while (ncq_model_advance(m, ncq_model_next_event(m), &comp, 1) == 0) {
-    }
+    do {
+        n = ncq_model_advance(m, ncq_model_next_event(m), &comp, 1);
+    } while (n == 0);
     return comp.complete_ns;
 }
 
@@ -449,9 +452,8 @@ static const Key keys[] = {
 static bool key_match(const Key *k, const char *key, unsigned *n)
 {
     const char *h = strchr(k->name, '#');
-    size_t pre = h ? (size_t)(h - k->name) : 0;
-    char *end;
-    unsigned long d;
+    size_t pre = h ? (size_t)(h - k->name) : 0, len = 0;
+    uint64_t d;
 
     if (!h) {
         *n = k->arg;
@@ -460,9 +462,14 @@ static bool key_match(const Key *k, const char *key, unsigned *n)
     if (strncmp(k->name, key, pre) || key[pre] < '1' || key[pre] > '9') {
         return false;
     }
-    d = strtoul(key + pre, &end, 10);
+    while (isdigit((unsigned char)key[pre + len])) {
+        len++;
+    }
+    if (ncq_parse_uint(key + pre, len, NCQ_MAX_TAGS, &d) < 0) {
+        return false;
+    }
     *n = (unsigned)d;
-    return d <= NCQ_MAX_TAGS && !strcmp(end, h + 1);
+    return !strcmp(key + pre + len, h + 1);
 }
 
 static const Key *key_find(const char *key, unsigned *n)
