@@ -1,7 +1,8 @@
 #!/bin/bash
 # The whole test suite: model unit tests, style, QEMU qtests (also under
-# ASan/UBSan), repository checks, guest tests (the scenarios among them
-# compared with the committed report, docs/report/sN.json).
+# ASan/UBSan), repository checks, validation sheets, guest tests (the
+# scenarios among them compared with the committed report,
+# docs/report/sN.json).
 #
 #   scripts/test.sh [pytest args...]
 #
@@ -105,6 +106,10 @@ pytest_step() {
 if [ -d "$ROOT/tests/repo" ]; then
     pytest_step "repository checks (pytest tests/repo)" "$ROOT/_build/pytest-repo.out" tests/repo
 fi
+
+# The validation sheets (docs/validation): each published figure of each
+# model within its tolerance, one test per row; the sheets up to date.
+pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-validation.out" tests/validation
 
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_N_matches_report).

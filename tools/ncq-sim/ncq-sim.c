@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "ncq-sim.h"
+#include "validate.h"
 
 void die(const char *fmt, const char *arg)
 {
@@ -49,6 +50,12 @@ int main(int argc, char **argv)
     int i;
 
     opts_parse(&o, argc, argv);
+    if (o.validate) {
+        return validate_main(o.validate, o.seed, o.figures, o.out, o.json);
+    }
+    if (o.figures || o.out || o.json) {
+        die("--figures, --out and --json go with --validate%s", "");
+    }
     if (o.replay) {
         nreq = replay_load(&o, &reqs);
     }

@@ -67,6 +67,10 @@ typedef struct Opts {
     int sweep[MAX_SWEEP];
     int nsweep;
     bool quiet;
+    const char *validate;       /* --validate MODEL (or all) */
+    const char *figures;        /* --figures FILE (or folder for all) */
+    const char *out;            /* --out FILE (or folder for all) */
+    bool json;
 } Opts;
 
 /* A request between its issue by the host and its completion. */

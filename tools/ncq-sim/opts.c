@@ -207,6 +207,13 @@ static void usage(void)
 "  --sweep-depth D,D...  one summary row per depth\n"
 "open loop:\n"
 "  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace\n"
+"validation (docs/validation/README.md):\n"
+"  --validate MODEL|all  the model's validation sheet (all: every model's)\n"
+"  --figures PATH        figures file (default\n"
+"                        docs/validation/figures/MODEL.fig; all: the folder)\n"
+"  --json                the sheet's rows as JSON\n"
+"  --out PATH            write the sheet there (all: the folder, default\n"
+"                        docs/validation)\n"
 "output:\n"
 "  --trace FILE          write the per-command ncq-trace\n"
 "  --quiet               summary on one line\n");
@@ -443,6 +450,26 @@ static void opt_quiet(Opts *o, const char *arg)
     o->quiet = true;
 }
 
+static void opt_validate(Opts *o, const char *arg)
+{
+    o->validate = arg;
+}
+
+static void opt_figures(Opts *o, const char *arg)
+{
+    o->figures = arg;
+}
+
+static void opt_json(Opts *o, const char *arg)
+{
+    o->json = true;
+}
+
+static void opt_out(Opts *o, const char *arg)
+{
+    o->out = arg;
+}
+
 static void opt_help(Opts *o, const char *arg)
 {
     usage();
@@ -481,6 +508,10 @@ static const struct {
     { "replay", true, opt_replay },
     { "trace", true, opt_trace },
     { "quiet", false, opt_quiet },
+    { "validate", true, opt_validate },
+    { "figures", true, opt_figures },
+    { "json", false, opt_json },
+    { "out", true, opt_out },
     { "help", false, opt_help },
 };
 
