@@ -15,6 +15,7 @@ exit status 1, and no output file.
 SPDX-License-Identifier: GPL-2.0-or-later
 """
 import argparse
+import bisect
 import math
 import os
 import re
@@ -551,12 +552,26 @@ def overhead_section(out, d):
             "shortest command path"]
 
 
+def cache_split(segs, wsegs):
+    """DiskSim's segments as ncq-disk's read segments and write cache.
+
+    In DiskSim up to `Maximum number of write segments` of the buffer's
+    segments hold write data; ncq-disk keeps write data apart, so those
+    segments become the write cache and the rest the read segments, the
+    buffer keeping its size.  At least one segment stays for reads.
+    """
+    w = min(max(wsegs, 1), segs - 1) if segs > 1 else 1
+    return segs - w if segs > 1 else 1, w
+
+
 def cache_section(out, d):
     s = d.spec
     segs = s.num("Number of buffer segments", True, 1)
     size = s.num("Segment size (in blks)", True, 1)
     wsegs = s.num("Maximum number of write segments", True)
     fast = s.num("Fast write level", True)
+    rsegs, w = cache_split(segs, wsegs)
+
     def kib(key):
         return fmt(s.num(key, True) / 2, 1)
 
@@ -565,18 +580,23 @@ def cache_section(out, d):
                        "Number of buffer segments",
                        f"{segs} segments, ncq-disk holds {MAX_SEGMENTS}",
                        "merge segments")
+    wnote = (f"{s.cite('Maximum number of write segments')} = {wsegs} of "
+             f"the {segs} segments")
+    if segs == 1:
+        wnote += (" (estimate: DiskSim's one segment serves reads and "
+                  "writes; ncq-disk gives writes a segment of their own)")
+    elif w != wsegs:
+        wnote += f" (estimate: {w}, leaving one for reads)"
     out += ["[cache]",
-            f"segments = {segs}  # {s.cite('Number of buffer segments')}",
+            f"segments = {rsegs}  # {s.cite('Number of buffer segments')} = "
+            f"{segs}, less the {w} for write data (write_cache_kib)",
             f"segment_kib = {fmt(size / 2, 1)}  # "
             f"{s.cite('Segment size (in blks)')} = {size}",
             f"readahead_kib = {kib('Maximum read-ahead (blks)')}"
             f"  # {s.cite('Maximum read-ahead (blks)')}",
             f"min_readahead_kib = {kib('Minimum read-ahead (blks)')}"
             f"  # {s.cite('Minimum read-ahead (blks)')}",
-            f"write_cache_kib = {fmt(max(wsegs, 1) * size / 2, 1)}  # "
-            f"{s.cite('Maximum number of write segments')} = {wsegs} x the "
-            "segment size" + (" (estimate: at least one)" if wsegs < 1
-                              else ""),
+            f"write_cache_kib = {fmt(w * size / 2, 1)}  # {wnote}",
             f"write_cache = {'on' if fast else 'off'}  # "
             f"{s.cite('Fast write level')} = {fast}" +
             (" (write-behind for sequential writes only: mapped to on)"
@@ -676,11 +696,13 @@ def apply_sets(lines, sets):
 
 
 def seek_at(pts, d):
-    for (d0, t0), (d1, t1) in zip(pts, pts[1:]):
-        if d0 <= d <= d1:
-            return t0 + (t1 - t0) * (d - d0) / (d1 - d0)
-    (d0, t0), (d1, t1) = pts[-2], pts[-1]
-    return t1 + (t1 - t0) * (d - d1) / (d1 - d0)
+    """The curve at distance @d: linear between points, beyond the last."""
+    i = bisect.bisect_left(pts, (d, -1.0))
+    if i < len(pts) and pts[i][0] == d:
+        return pts[i][1]
+    i = min(max(i, 1), len(pts) - 1)
+    (d0, t0), (d1, t1) = pts[i - 1], pts[i]
+    return t0 + (t1 - t0) * (d - d0) / (d1 - d0)
 
 
 def seek_figure(key, mech, field, curve, src, seek_src):
@@ -697,17 +719,101 @@ def seek_figure(key, mech, field, curve, src, seek_src):
             "DiskSim's seek type and contradicts the curve")
 
 
-def media_figure(key, d, spt, zone, src):
-    """The rate under the head; a host stream may be held by the link."""
-    rate = media_mb_s(spt, d.rpm)
+SEEK_PAIRS = 200000
+
+
+def splitmix64(x):
+    """The next state and number of splitmix64 (deterministic anywhere)."""
+    x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return x, z ^ (z >> 31)
+
+
+def zone_firsts(rows, heads):
+    out, lba = [], 0
+    for r in rows:
+        out.append(lba)
+        lba += zone_lbas(r[3], heads)
+    return out
+
+
+def zone_of(rows, heads, lba):
+    """The zone row holding @lba (a zone mapping nothing holds none)."""
+    firsts = zone_firsts(rows, heads)
+    i = bisect.bisect_right(firsts, lba) - 1
+    while zone_lbas(rows[i][3], heads) == 0:
+        i -= 1
+    return rows[i]
+
+
+def mean_seek(d, rows, pts):
+    """Mean seek between random exported LBAs on different cylinders.
+
+    A cylinder is placed in proportion within its zone; that is within a
+    cylinder or so of the layout, enough for a mean over the whole disk.
+    """
+    firsts = zone_firsts(rows, d.heads)
+    sizes = [zone_lbas(r[3], d.heads) for r in rows]
+    state, total, n = 1, 0.0, 0
+    while n < SEEK_PAIRS:
+        cyl = []
+        for _ in range(2):
+            state, r = splitmix64(state)
+            lba = r % d.blocks
+            i = bisect.bisect_right(firsts, lba) - 1
+            while sizes[i] == 0:
+                i -= 1
+            first, last = rows[i][0], rows[i][1]
+            cyl.append(first + (lba - firsts[i]) * (last - first + 1) //
+                       sizes[i])
+        if cyl[0] != cyl[1]:
+            total += seek_at(pts, abs(cyl[0] - cyl[1]))
+            n += 1
+    return total / n
+
+
+def stream_mb_s(d, row, pts):
+    """What DiskSim's layout lets a stream read from zone @row, MB/s.
+
+    Per cylinder the head passes every track (spares included) and waits
+    its track skews and the cylinder skew, one more revolution where a
+    skew is shorter than the head switch or the one-cylinder seek.
+    """
+    first, last, spt, line = row
+    w = dict(x.split("=", 1) for x in line.split()[5:])
+    tskew, cskew = float(w.get("track_skew", 0)), float(w.get("cyl_skew", 0))
+    rev_ms = 60000 / d.rpm
+    if tskew * rev_ms / spt < d.mech.num("Head switch time"):
+        tskew += spt
+    if cskew * rev_ms / spt < seek_at(pts, 1):
+        cskew += spt
+    heads = d.heads
+    if w["spares"].endswith("/zone"):
+        # spares at the zone's end: a stream inside the zone meets none
+        per_cyl = heads * spt
+    else:
+        per_cyl = (zone_lbas(line, heads) + int(w["front"])) / \
+            (last - first + 1)
+    sectors_time = heads * spt + (heads - 1) * tskew + cskew
+    return per_cyl * 512 * spt / sectors_time * d.rpm / 60 / 1e6
+
+
+def media_figure(key, d, row, pts, zone, src):
+    """The rate a stream gets from the zone; the link may hold it lower."""
+    rate = stream_mb_s(d, row, pts)
     bulk = d.spec.num("Bulk sector transfer time")
-    note = ""
+    tol, note = "5%", ""
     if bulk > 0 and 0.512 / bulk < rate:
-        note = (f"; a host stream gets at most the link's "
-                f"{fmt(0.512 / bulk, 3)} MB/s (Bulk sector transfer time)")
-    return (f"{key} {fmt(rate, 3)} MB/s 2% {src} -- computed from Blocks per "
-            f"track {spt} of {zone} x {fmt(d.rpm)} rpm (the rate under the "
-            f"head, spares included){note}")
+        tol = "none"
+        note = (f"; unreachable through the link: Bulk sector transfer time "
+                f"{fmt(bulk)} ms = {fmt(0.512 / bulk, 3)} MB/s, which "
+                "ncq-disk's bus_mb_s keeps")
+    return (f"{key} {fmt(rate, 3)} MB/s {tol} {src} -- computed from Blocks "
+            f"per track {row[2]}, skews, spares and {fmt(d.rpm)} rpm of "
+            f"{zone}: a stream reads a cylinder's mapped sectors in one "
+            f"revolution per track plus the skews{note}")
 
 
 def figures(d, rows, pts, model_path):
@@ -715,35 +821,42 @@ def figures(d, rows, pts, model_path):
     src = d.dm.shown
     mech = d.mech
     n = d.cylinders
-    # mean over uniformly random start and end cylinders, distance 0 left out
-    avg = sum(2 * (n - k) * seek_at(pts, k) for k in range(1, n)) / \
-        (n * (n - 1))
+    avg = mean_seek(d, rows, pts)
     curve = mech.f.get("Full seek curve")
     seek_src = (os.path.join(os.path.dirname(src), curve.v)
                 if mech.get("Seek type").v == "extracted" else src)
-    inner = rows[-1]
+    outer, inner = rows[0], zone_of(rows, d.heads, d.blocks - 1)
     lines = [f"# Figures of {d.name}: what {src} states, or computed from it.",
              f"# Written by scripts/import-disksim.py for {model_path}.",
              f"capacity_sectors {d.blocks} sectors 0% {src} -- Block count",
              f"rpm {fmt(d.rpm)} rpm 0% {src} -- Rotation speed (in rpms)",
              f"avg_seek_ms {fmt(avg, 3)} ms 5% {seek_src} -- computed from "
-             "the seek curve: mean over uniformly random start and end "
-             "cylinders (distance 0 left out)",
+             f"the seek curve: mean over {SEEK_PAIRS} random pairs of "
+             "exported LBAs on different cylinders",
              seek_figure("track_to_track_ms", mech, "Single cylinder seek "
                          "time", seek_at(pts, 1), src, seek_src),
              seek_figure("full_stroke_ms", mech, "Full strobe seek time",
                          seek_at(pts, n - 1), src, seek_src),
              f"head_switch_ms {fmt(mech.num('Head switch time'), 5)} ms 2% "
-             f"{src} -- Head switch time",
-             media_figure("media_outer_mb_s", d, rows[0][2], "zone 0", src),
-             media_figure("media_inner_mb_s", d, inner[2], "the last zone",
-                          src)]
+             f"{src} -- Head switch time" if mech.num("Head switch time")
+             else "# head_switch_ms: Head switch time = 0 in " + src +
+             ", no figure to check (a figure is positive)",
+             media_figure("media_outer_mb_s", d, outer, pts, "zone 0", src),
+             media_figure("media_inner_mb_s", d, inner, pts,
+                          "the zone of the last exported LBA", src)]
     s = d.spec
     segs = s.num("Number of buffer segments", True)
     size = s.num("Segment size (in blks)", True)
-    lines.append(f"cache_kib {fmt(segs * size / 2, 1)} KiB 0% {s.shown} -- "
-                 f"computed from Number of buffer segments {segs} x Segment "
-                 f"size (in blks) {size}")
+    rsegs, w = cache_split(segs, s.num("Maximum number of write segments",
+                                       True))
+    if rsegs + w == segs:
+        tol, note = "0%", ""
+    else:
+        tol, note = "none", ("; ncq-disk gives write data a segment of its "
+                             "own beside the read segments")
+    lines.append(f"cache_kib {fmt(segs * size / 2, 1)} KiB {tol} {s.shown} "
+                 f"-- computed from Number of buffer segments {segs} x "
+                 f"Segment size (in blks) {size}{note}")
     return lines
 
 

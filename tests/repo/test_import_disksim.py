@@ -91,17 +91,21 @@ def test_figures_state_disksim(model):
     """The figure file holds DiskSim's numbers, as the model does."""
     fig = ROOT / "docs" / "validation" / "figures" / (model.stem + ".fig")
     rows = parse_fig(fig)
-    assert set(rows) == {"capacity_sectors", "rpm", "avg_seek_ms",
-                         "track_to_track_ms", "full_stroke_ms",
-                         "head_switch_ms", "media_outer_mb_s",
-                         "media_inner_mb_s", "cache_kib"}
     text = model.read_text()
+    keys = {"capacity_sectors", "rpm", "avg_seek_ms", "track_to_track_ms",
+            "full_stroke_ms", "head_switch_ms", "media_outer_mb_s",
+            "media_inner_mb_s", "cache_kib"}
+    if re.search(r"^head_switch_ms = 0 ", text, re.M):
+        keys.discard("head_switch_ms")     # a figure must be positive
+    assert set(rows) == keys
+    assert all(v > 0 for v in rows.values())
     cap = int(re.search(r"^capacity = (\d+)", text, re.M).group(1))
     assert rows["capacity_sectors"] == cap
     spt = int(re.search(r"^zone = \d+ \d+ (\d+)", text, re.M).group(1))
-    assert rows["media_outer_mb_s"] == pytest.approx(
-        spt * 512 * rows["rpm"] / 60e6, abs=0.001)
-    assert rows["avg_seek_ms"] < rows["full_stroke_ms"] * 1.1
+    # a stream gets at most what passes under the head
+    assert rows["media_outer_mb_s"] <= spt * 512 * rows["rpm"] / 60e6
+    assert rows["track_to_track_ms"] < rows["avg_seek_ms"] < \
+        rows["full_stroke_ms"]
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.stem)
