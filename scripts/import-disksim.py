@@ -720,6 +720,8 @@ def seek_figure(key, mech, field, curve, src, seek_src):
 
 
 SEEK_PAIRS = 200000
+# the media keys' reader (docs/validation/README.md): 128 KiB commands
+READER_SECTORS = 256
 
 
 def splitmix64(x):
@@ -805,11 +807,18 @@ def media_figure(key, d, row, pts, zone, src):
     rate = stream_mb_s(d, row, pts)
     bulk = d.spec.num("Bulk sector transfer time")
     tol, note = "5%", ""
+    seg = d.spec.num("Segment size (in blks)", True)
     if bulk > 0 and 0.512 / bulk < rate:
         tol = "none"
         note = (f"; unreachable through the link: Bulk sector transfer time "
                 f"{fmt(bulk)} ms = {fmt(0.512 / bulk, 3)} MB/s, which "
                 "ncq-disk's bus_mb_s keeps")
+    elif seg < READER_SECTORS:
+        tol = "none"
+        note = (f"; unreachable by a reader of {READER_SECTORS}-sector "
+                f"commands: a segment holds {seg} blocks (Segment size), so "
+                "read-ahead cannot bridge the gap between commands and each "
+                "one waits for the media again")
     return (f"{key} {fmt(rate, 3)} MB/s {tol} {src} -- computed from Blocks "
             f"per track {row[2]}, skews, spares and {fmt(d.rpm)} rpm of "
             f"{zone}: a stream reads a cylinder's mapped sectors in one "
