@@ -115,13 +115,15 @@ def rates(tmp_path_factory, qemu_build, guest_image, expected):
         script=SCRIPT, files={"seq.fio": fio_jobs()},
         collect=[f"{QUEUE}/{k}" for k in SYSFS]))
     assert res.status == 0, f"{res.output}\n{guest.tail()}"
-    got = {"hdparm -t": hdparm_rate(res.files["hdparm.txt"].decode())}
+    hdparm = res.files["hdparm.txt"].decode()
+    got = {"hdparm -t": hdparm_rate(hdparm)}
     for job in fio_json(res)["jobs"]:
         assert job["error"] == 0, job
         rw = "write" if job["jobname"].startswith("write") else "read"
         got[job["jobname"]] = job[rw]["bw_bytes"]
     print(f"\n{MODEL}, guest queue: " + " ".join(
         f"{k}={res.collected[f'{QUEUE}/{k}']}" for k in SYSFS))
+    print("hdparm: " + " ".join(hdparm.split()))
     print(f"expected: ncq-sim 128 KiB sequential at depth 1, "
           f"{expected / MB:.2f} MB/s (MB = 10^6)")
     print(f"{'measure':<14}{'expected MB/s':>14}{'measured MB/s':>15}"
