@@ -35,9 +35,10 @@ MODULES=(
     bfq kyber-iosched
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
 )
-# Host programs copied in, with their shared libraries (ldd).
-PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/mke2fs /usr/sbin/e2fsck
-    /usr/sbin/tune2fs /usr/sbin/dumpe2fs)
+# Host programs copied in, with their shared libraries (ldd).  hdparm is for
+# 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
+PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/hdparm /usr/sbin/mke2fs
+    /usr/sbin/e2fsck /usr/sbin/tune2fs /usr/sbin/dumpe2fs)
 KMOD_LINKS=(modprobe insmod rmmod lsmod depmod modinfo)
 E2FS_LINKS=(mkfs.ext2:mke2fs mkfs.ext3:mke2fs mkfs.ext4:mke2fs
     fsck.ext2:e2fsck fsck.ext3:e2fsck fsck.ext4:e2fsck)
@@ -94,7 +95,7 @@ need depmod kmod
 [ -n "$USER_KERNEL" ] || { need apt-get apt; need apt-cache apt; }
 cpio --help 2>/dev/null | grep -- --reproducible >/dev/null \
     || die "cpio has no --reproducible (need GNU cpio >= 2.12): install Debian package cpio"
-for p in busybox-static kmod fio; do
+for p in busybox-static kmod fio hdparm; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null \
         || die "Debian package $p is not installed: run scripts/install-deps.sh (or apt-get install $p)"
 done
@@ -111,7 +112,7 @@ for p in "${PROGRAMS[@]}"; do
         progs+=("${p/\/usr/}")
     else
         case "$p" in
-            */fio | */kmod) die "$p not found: install Debian package $(basename "$p")" ;;
+            */fio | */kmod | */hdparm) die "$p not found: install Debian package $(basename "$p")" ;;
             *) log "note: $p not found (e2fsprogs), left out" ;;
         esac
     fi

@@ -268,15 +268,15 @@ void ncq_cache_serve_hit(NcqModel *m, NcqSlot *s, int64_t t)
 /*
  * Lengthen the read-ahead to @need sectors for a read that continues it,
  * unless commands are waiting for it (@force: the read is taken from the
- * queue itself) or it would go too far.
+ * queue itself).  However long the read: the buffer is a ring for data
+ * passing through (the host takes sectors as they come off the media), so
+ * a drive keeps reading a stream whatever the size of its commands.
  */
 static bool ncq_pf_lengthen(NcqModel *m, uint64_t need, bool force)
 {
     NcqReadAhead *ra = &m->ra;
 
-    if ((m->q.n > 0 && !force) ||
-        need > (uint64_t)ra->n + m->p.readahead_sectors ||
-        ra->lba + need > m->p.capacity) {
+    if ((m->q.n > 0 && !force) || ra->lba + need > m->p.capacity) {
         return false;
     }
     ra->n = need;

@@ -339,6 +339,29 @@ int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors)
     return (int64_t)((sectors * 512 * 1000000000ULL + rate - 1) / rate);
 }
 
+/*
+ * Data for a media write arrives over the link while the drive positions:
+ * sector i of @n, starting to arrive at t0, is in the buffer at
+ * t0 + bus(i + 1), and the head writes it (@off + i) sectors after the
+ * first sector of the access, which starts under the head at t_first.
+ * Returns the least t_first - t0 for which no sector is written before
+ * its data arrived (maybe negative).  With a link faster than the media
+ * only the first sector constrains; with a slower one, the last.  Gaps
+ * between tracks are ignored: they only give the data more time.
+ */
+int64_t ncq_write_lead(const NcqModel *m, const NcqPhys *ph, uint64_t off,
+                       uint32_t n)
+{
+    uint64_t spt = m->p.zones[ph->zone].spt;
+    /* media time of k sectors, rounded down: the head is never late */
+    uint64_t k = off + (ncq_bus_ns(m, 1) * spt * m->p.rpm > NCQ_REV ?
+                        n - 1 : 0);
+    int64_t media = (int64_t)(k * NCQ_REV / (spt * m->p.rpm));
+    uint64_t last = k - off + 1;
+
+    return ncq_bus_ns(m, last) - media;
+}
+
 int64_t ncq_bus_start(const NcqModel *m, int64_t t)
 {
     return t > m->mech.bus_free ? t : m->mech.bus_free;

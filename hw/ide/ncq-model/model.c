@@ -212,32 +212,6 @@ static void ncq_complete_other(NcqModel *m, NcqSlot *s, int64_t now)
     ncq_slot_complete(m, s, &sv);
 }
 
-/* A write taken into the write-back cache, if it has room. */
-static bool ncq_write_cached(NcqModel *m, NcqSlot *s, int64_t now)
-{
-    int64_t st, bus;
-    NcqService sv;
-
-    if (!m->s.write_cache ||
-        !ncq_wcache_insert(m, s->cmd.lba, s->cmd.sectors)) {
-        return false;
-    }
-    st = ncq_bus_start(m, now);
-    bus = ncq_bus_ns(m, s->cmd.sectors);
-    ncq_cache_invalidate(m, s->cmd.lba, s->cmd.sectors);
-    sv = (NcqService) {
-        .dispatch_ns = s->c.arrival_ns,
-        .overhead_ns = m->p.ovh_write_ns + (st - now),
-        .transfer_ns = bus,
-        .complete_ns = st + m->p.ovh_write_ns + bus,
-        .reason = NCQ_REASON_CACHE,
-        .cache_hit = true,
-    };
-    ncq_bus_busy(m, sv.complete_ns);
-    ncq_slot_complete(m, s, &sv);
-    return true;
-}
-
 /* A read served from the buffer or the read-ahead in progress. */
 static bool ncq_read_cached(NcqModel *m, NcqSlot *s, int64_t now)
 {
@@ -264,8 +238,7 @@ static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
         ncq_read_cached(m, s, now)) {
         return;
     }
-    if (s->cmd.op == NCQ_OP_WRITE && !s->cmd.fua &&
-        ncq_write_cached(m, s, now)) {
+    if (s->cmd.op == NCQ_OP_WRITE && ncq_wcache_take(m, s, now)) {
         if (m->mech.op == NCQ_MECH_IDLE) {
             ncq_sched_decide(m, now);
         }

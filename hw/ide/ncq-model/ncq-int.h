@@ -203,6 +203,8 @@ typedef struct NcqWriteCache {
     int ndirty;
     uint64_t dirty_sectors;
     NcqExtent destage;            /* extent being written */
+    NcqExtent in;                 /* the write taken last ... */
+    int64_t in_t0;                /* ... its data arrives from then */
 } NcqWriteCache;
 
 /* SSD back end (ssd.c). */
@@ -323,6 +325,8 @@ int64_t ncq_media_walk_from(const NcqModel *m, const NcqPhys *start,
 uint32_t ncq_media_done_by(const NcqModel *m, uint64_t lba, uint32_t n,
                            int64_t t_first, int64_t t);
 int64_t ncq_bus_ns(const NcqModel *m, uint64_t sectors);
+int64_t ncq_write_lead(const NcqModel *m, const NcqPhys *ph, uint64_t off,
+                       uint32_t n);
 int64_t ncq_bus_start(const NcqModel *m, int64_t t);
 /* mech.c: the head and the mechanism's state */
 void ncq_bus_busy(NcqModel *m, int64_t until);
@@ -356,7 +360,10 @@ void ncq_cache_power_loss(NcqModel *m, int64_t t);
 
 /* wcache.c */
 void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n);
-bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n);
+bool ncq_wcache_cacheable(const NcqModel *m, const NcqCmd *cmd);
+bool ncq_wcache_take(NcqModel *m, NcqSlot *s, int64_t t);
+int64_t ncq_wcache_arrival(const NcqModel *m, const NcqPhys *ph,
+                           uint64_t lba, uint32_t n);
 void ncq_wcache_destage(NcqModel *m, uint64_t lba, uint32_t n);
 uint64_t ncq_wcache_power_loss(NcqModel *m, bool destaging);
 

@@ -246,6 +246,16 @@ NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     }
 }
 
+/*
+ * An access that starts where the last one ended: its head switch or
+ * single-cylinder seek is the one the media walk makes within an access
+ * (the skews were chosen for it), without a write's extra settle.
+ */
+static bool ncq_continues(const NcqModel *m, uint64_t lba)
+{
+    return lba == m->mech.lba_end;
+}
+
 /* The dirty extent to destage next: by positioning time, or C-LOOK. */
 static int ncq_destage_pick(const NcqModel *m, int64_t t)
 {
@@ -293,18 +303,24 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     uint64_t lba = m->wc.dirty[best].lba;
     uint32_t n = m->wc.dirty[best].n < NCQ_DESTAGE_MAX ?
                  m->wc.dirty[best].n : NCQ_DESTAGE_MAX;
-    NcqMechState end;
+    NcqMechState from = { .cyl = m->mech.cyl, .head = m->mech.head };
+    uint32_t ecyl, ehead;
+    int64_t ta, ready;
     NcqTarget to;
     NcqPosTime pt;
-    int64_t len;
 
+    ncq_target_of(m, lba, !ncq_continues(m, lba), &to);
+    ta = t + ncq_pos_seek(m, from, &to, &pt);
+    ready = ncq_wcache_arrival(m, &to.ph, lba, n);
+    ta = ta > ready ? ta : ready;   /* no sector before its data */
     ncq_wcache_destage(m, lba, n);
     ncq_cache_fill(m, lba, n);      /* the data stays readable */
     m->sched.pf_cutoff = INT64_MAX;
-    ncq_target_of(m, lba, true, &to);
-    len = ncq_access_time(m, ncq_mech_state_at(m, t), t, &to, n, &pt, &end);
-    ncq_mech_begin(m, NCQ_MECH_DESTAGE, t + len);
-    ncq_head_move(m, end.cyl, end.head);
+    ncq_mech_begin(m, NCQ_MECH_DESTAGE,
+                   ncq_media_walk_from(m, &to.ph, n,
+                                       ta + ncq_rot_wait(m, ta, to.angle),
+                                       &ecyl, &ehead, NULL, NULL, 0));
+    ncq_head_move(m, ecyl, ehead);
     ncq_head_lba_end(m, lba + n);
     m->st.sectors_written += n;
 }
@@ -427,20 +443,28 @@ static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
 {
     const NcqSlot *first = &m->q.slot[a->members[0]];
     bool wr = lead->cmd.op == NCQ_OP_WRITE;
+    bool cont = ncq_continues(m, a->start);
     /* only the head's place matters for the seek: no angle needed */
     NcqMechState from = { .cyl = m->mech.cyl, .head = m->mech.head };
+    NcqTarget to = first->tgt;
     NcqPosTime pt;
 
     at->ovh = ncq_cmd_overhead(m, lead) + decide_ns;
+    if (cont && lead->c.arrival_ns + at->ovh <= t) {
+        /* set up while the access it continues ran */
+        at->ovh = decide_ns;
+    }
     at->ts = t + at->ovh;
-    at->sk = ncq_pos_seek(m, from, &first->tgt, &pt);
-    if (at->sk && m->p.seek_jitter_ns) {
+    to.write = to.write && !cont;
+    at->sk = ncq_pos_seek(m, from, &to, &pt);
+    if (at->sk && m->p.seek_jitter_ns && !cont) {
         at->sk += (int64_t)(ncq_rng_next(&m->rng) %
                             (uint64_t)(m->p.seek_jitter_ns + 1));
     }
     at->ta = at->ts + at->sk;
-    if (wr && at->ta < t + ncq_bus_ns(m, a->total)) {
-        at->ta = t + ncq_bus_ns(m, a->total);  /* data not yet in buffer */
+    if (wr && at->ta < t + ncq_write_lead(m, &to.ph, 0, a->total)) {
+        /* the data arrives from @t: no sector before its data */
+        at->ta = t + ncq_write_lead(m, &to.ph, 0, a->total);
     }
     at->rot = ncq_rot_wait(m, at->ta, first->tgt.angle);
     at->t_first = at->ta + at->rot;
@@ -518,8 +542,9 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
 
 /*
  * The queued read to serve by reading on from segment @sg, which ends
- * where the head is: the lowest one starting in it and ending at most a
- * read-ahead beyond it.  -1 when none may go now.
+ * where the head is: the lowest one starting in it, however far it ends
+ * (its data passes through the buffer as the media delivers it).  -1
+ * when none may go now.
  */
 static int ncq_stream_pick(const NcqModel *m, int64_t t, int sg)
 {
@@ -531,9 +556,8 @@ static int ncq_stream_pick(const NcqModel *m, int64_t t, int sg)
         int idx = m->q.order[i];
         const NcqSlot *q;
 
-        /* rd_lo in [lo, hi], ends at most a read-ahead beyond hi */
+        /* rd_lo in [lo, hi] */
         if (m->q.rd_lo[idx] - lo > hi - lo ||
-            m->q.rd_hi[idx] - hi > m->p.readahead_sectors ||
             (best >= 0 && m->q.rd_lo[idx] >= m->q.rd_lo[best])) {
             continue;
         }
@@ -646,14 +670,53 @@ static bool ncq_serve_flush(NcqModel *m, int64_t t)
     return false;
 }
 
-/* Nearly full write cache: make room first, unless a command starves. */
+/* A write the write-back cache takes once it has room waits for it. */
+static bool ncq_write_waits(const NcqModel *m)
+{
+    int i;
+
+    for (i = 0; i < m->q.n; i++) {
+        if (ncq_wcache_cacheable(m, &m->q.slot[m->q.order[i]].cmd)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Nearly full write cache, or a write waits for room: make room first,
+ * unless a command starves.
+ */
 static bool ncq_must_destage(const NcqModel *m, int64_t t)
 {
     return m->wc.ndirty > 0 &&
            (m->wc.dirty_sectors * 4 >=
             (uint64_t)m->p.write_cache_sectors * 3 ||
-            m->wc.ndirty * 4 >= NCQ_MAX_DIRTY * 3) &&
+            m->wc.ndirty * 4 >= NCQ_MAX_DIRTY * 3 || ncq_write_waits(m)) &&
            !ncq_starving(m, t);
+}
+
+/*
+ * Writes that waited for room in the write-back cache go in, in arrival
+ * order, as the room the destage made allows.
+ */
+static void ncq_take_waiting_writes(NcqModel *m, int64_t t)
+{
+    int i = 0;
+
+    while (m->s.write_cache && i < m->q.n) {
+        int idx = m->q.order[i];
+
+        if (!ncq_wcache_cacheable(m, &m->q.slot[idx].cmd)) {
+            i++;
+            continue;
+        }
+        ncq_queue_remove(m, idx);
+        if (!ncq_wcache_take(m, &m->q.slot[idx], t)) {
+            ncq_queue_insert_at(m, i, idx);
+            return;                 /* later ones wait behind it */
+        }
+    }
 }
 
 /* The mechanism is free at @t: give it its next work, if any. */
@@ -667,6 +730,7 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
         if (m->mech.op != NCQ_MECH_IDLE) {
             return;
         }
+        ncq_take_waiting_writes(m, t);
         ncq_cache_serve_queued(m, t);
         if (ncq_serve_stream(m, t)) {
             return;
