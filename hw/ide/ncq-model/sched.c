@@ -757,6 +757,7 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
         }
         if (ncq_must_destage(m, t)) {
             ncq_start_destage(m, t);
+            ncq_take_waiting_writes(m, t);  /* into the room it frees */
             return;
         }
         idx = ncq_sched_pick(m, t, &reason, &dec);

@@ -49,17 +49,18 @@ void ncq_wcache_remove(NcqModel *m, uint64_t lba, uint32_t n)
 }
 
 /*
- * Take [lba, lba + n) as dirty data if the buffer has room: the data
- * being destaged still holds its room until it is on the media.
+ * Take [lba, lba + n) as dirty data if the buffer has room.  The buffer is
+ * a ring: the room of the data being destaged is free for new data as
+ * the media takes it, counted free from the destage's start (so up to one
+ * destage access more than write_cache_sectors may be in the buffer).
  */
 static bool ncq_wcache_insert(NcqModel *m, uint64_t lba, uint32_t n)
 {
     NcqWriteCache *wc = &m->wc;
-    uint64_t busy = m->mech.op == NCQ_MECH_DESTAGE ? wc->destage.n : 0;
     int i;
 
     ncq_wcache_remove(m, lba, n);
-    if (wc->dirty_sectors + busy + n > m->p.write_cache_sectors) {
+    if (wc->dirty_sectors + n > m->p.write_cache_sectors) {
         return false;
     }
     for (i = 0; i < wc->ndirty; i++) {
