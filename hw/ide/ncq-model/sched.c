@@ -166,6 +166,29 @@ static int ncq_pick_clook(const NcqModel *m, const int *cand, int ncand)
     return best < 0 ? wrap : best;
 }
 
+/*
+ * An access that starts where the last one ended: its head switch or
+ * single-cylinder seek is the one the media walk makes within an access
+ * (the skews were chosen for it), without a write's extra settle.
+ */
+static bool ncq_continues(const NcqModel *m, uint64_t lba)
+{
+    return lba == m->mech.lba_end;
+}
+
+/*
+ * A command that continues the access that just ended and arrived in time
+ * to be chosen and set up while that access ran: it needs no positioning
+ * and no overhead of its own.  Firmware streams such commands; planning
+ * them like any other (overhead first, then wait for the sector just
+ * passed) would cost a revolution each.
+ */
+static bool ncq_chained(const NcqModel *m, const NcqSlot *q, int64_t t)
+{
+    return ncq_continues(m, q->cmd.lba) &&
+           q->c.arrival_ns + ncq_cmd_overhead(m, q) <= t;
+}
+
 /* Shortest positioning time, less an age credit under aged SPTF. */
 static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
                          int ncand, NcqReason *reason, int64_t *decide_ns)
@@ -187,7 +210,8 @@ static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
     *decide_ns = dec;
     for (i = 0; i < ncand; i++) {
         const NcqSlot *q = &m->q.slot[cand[i]];
-        int64_t pos = ncq_pos_plan(m, q->tgt.write ? wr : rd, &q->tgt, &pt);
+        int64_t pos = ncq_chained(m, q, t) ? 0 :
+                      ncq_pos_plan(m, q->tgt.write ? wr : rd, &q->tgt, &pt);
         int64_t eff = pos;
 
         if (pos < bp) {
@@ -244,16 +268,6 @@ NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     default:
         return ncq_pick_sptf(m, t, cand, ncand, reason, decide_ns);
     }
-}
-
-/*
- * An access that starts where the last one ended: its head switch or
- * single-cylinder seek is the one the media walk makes within an access
- * (the skews were chosen for it), without a write's extra settle.
- */
-static bool ncq_continues(const NcqModel *m, uint64_t lba)
-{
-    return lba == m->mech.lba_end;
 }
 
 /* The dirty extent to destage next: by positioning time, or C-LOOK. */
@@ -450,9 +464,12 @@ static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
     NcqPosTime pt;
 
     at->ovh = ncq_cmd_overhead(m, lead) + decide_ns;
-    if (cont && lead->c.arrival_ns + at->ovh <= t) {
-        /* set up while the access it continues ran */
-        at->ovh = decide_ns;
+    if (ncq_chained(m, lead, t)) {
+        /*
+         * chosen and set up while the access it continues ran: a pause
+         * here would let its first sector pass and cost a revolution
+         */
+        at->ovh = 0;
     }
     at->ts = t + at->ovh;
     to.write = to.write && !cont;
@@ -462,9 +479,17 @@ static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
                             (uint64_t)(m->p.seek_jitter_ns + 1));
     }
     at->ta = at->ts + at->sk;
-    if (wr && at->ta < t + ncq_write_lead(m, &to.ph, 0, a->total)) {
-        /* the data arrives from @t: no sector before its data */
-        at->ta = t + ncq_write_lead(m, &to.ph, 0, a->total);
+    if (wr) {
+        /*
+         * No sector before its data.  The data comes from @t, or, for a
+         * command set up while the access it continues ran, from then:
+         * the drive buffers it while the head writes the one before.
+         */
+        int64_t from_t = ncq_chained(m, lead, t) ?
+                         lead->c.arrival_ns + ncq_cmd_overhead(m, lead) : t;
+        int64_t ready = from_t + ncq_write_lead(m, &to.ph, 0, a->total);
+
+        at->ta = at->ta > ready ? at->ta : ready;
     }
     at->rot = ncq_rot_wait(m, at->ta, first->tgt.angle);
     at->t_first = at->ta + at->rot;
