@@ -33,6 +33,7 @@ static const struct {
     uint64_t hash;
 } formats[] = {
     { 1, 0x71b1b9032594869dULL },
+    { 2, 0x85800501be3984cfULL },   /* issue 13 */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -437,7 +438,8 @@ static void test_round_trips(const char *name, long steps)
             next = d.steps + 1 + rnd(&d, 30);
         }
     }
-    CHECK(!d.diverged && reloads > steps / 40 && d.completions > steps / 4,
+    /* a slow link (DiskSim's ibm-ultrastar-18es) completes fewer */
+    CHECK(!d.diverged && reloads > steps / 40 && d.completions > steps / 8,
           "%s: %ld reloads, %ld completions", name, reloads, d.completions);
     printf("round trip %-20s %ld steps, %ld save/loads, %ld completions "
            "identical; streams up to %zu bytes\n", name, d.steps, reloads,
@@ -560,7 +562,7 @@ static void test_versions_and_identity(void)
     NcqModel *tweaked;
     size_t len, i;
     uint8_t *b, *x, *old;
-    char err[256];
+    char err[256], msg[64];
 
     ncq_test_submit(m, 3, NCQ_OP_READ, 123456, 8, 1000);
     b = save(m, &len);
@@ -596,8 +598,10 @@ static void test_versions_and_identity(void)
     memcpy(x, b, len);
     x[12] ^= 0x10;
     fix_checksum(x, len);
-    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0 &&
-          strstr(err, "disagree on v1"), "format hash: %s", err);
+    snprintf(msg, sizeof(msg), "disagree on v%u",
+             formats[NFORMATS - 1].version);
+    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0 && strstr(err, msg),
+          "format hash: %s", err);
 
     /*
      * The pre-v1 format (a memcpy of the struct behind "NCQMSTAT", a
@@ -748,7 +752,7 @@ static char *golden_params_text(void)
     char *out = malloc(strlen(src) + 200), *o = out;
     const char *line = src;
 
-    o += sprintf(o, "# %s as built in when model-state-v1.bin was made "
+    o += sprintf(o, "# %s as built in when this golden stream was made "
                  "(comments dropped)\n", GOLDEN_MODEL);
     while (*line) {
         const char *eol = strchr(line, '\n');
@@ -836,52 +840,84 @@ static void first_diff(const char *want, const char *got)
           "\"%.60s\", loaded \"%.60s\"", line, want, got);
 }
 
-static void test_golden(const char *dir)
+/* The instant a golden summary was taken: its first line says it. */
+static int64_t golden_time(const char *sum)
+{
+    long long t = -1;
+
+    CHECK(sscanf(sum, "model %*s at %lld ns", &t) == 1,
+          "golden summary's first line: %.60s", sum);
+    return t;
+}
+
+/*
+ * The golden stream of format @version loads in this build and holds
+ * what it held when it was written (model-state-vN.txt).
+ */
+static void test_golden_loads(const char *dir, uint32_t version)
 {
     char path[4096], err[256], *text, *sum, *want;
-    size_t glen, tlen, len, i;
+    size_t glen, tlen, i;
+    uint8_t *g;
+    NcqModel *loaded;
+
+    snprintf(path, sizeof(path), "%s/model-state-v%u.ncqm", dir, version);
+    text = read_file(path, &tlen);
+    snprintf(path, sizeof(path), "%s/model-state-v%u.bin", dir, version);
+    g = (uint8_t *)read_file(path, &glen);
+    snprintf(path, sizeof(path), "%s/model-state-v%u.txt", dir, version);
+    want = read_file(path, &tlen);
+
+    CHECK(glen > HEAD + TAIL && !memcmp(g, "NCQSTATE", 8) &&
+          be_get(g + 8, 4) == version, "golden v%u header", version);
+    for (i = 0; i < NFORMATS; i++) {
+        if (formats[i].version == version) {
+            CHECK(be_get(g + 12, 8) == formats[i].hash, "golden format hash "
+                  "%016" PRIx64 ", v%u is committed as %016" PRIx64,
+                  be_get(g + 12, 8), version, formats[i].hash);
+        }
+    }
+    loaded = ncq_test_model_text(text, 1);
+    CHECK(load_msg(loaded, g, glen, err, sizeof(err)) == 0,
+          "golden v%u stream refused: %s", version, err);
+    sum = summary(loaded, golden_time(want));
+    first_diff(want, sum);
+    printf("golden: model-state-v%u.bin (%zu bytes) loads and matches "
+           "model-state-v%u.txt\n", version, glen, version);
+    free(sum);
+    free(g);
+    free(text);
+    free(want);
+    ncq_model_free(loaded);
+}
+
+/*
+ * This build, running the golden workload from scratch, reaches the
+ * newest golden stream's bytes, and the two continue identically.  Holds
+ * while the model's timing is that of the build that wrote that stream
+ * (tests/data/README.md says what to do when it is changed on purpose;
+ * v1's stream predates issue 13's timing, so only the newest is re-run).
+ */
+static void test_golden_rerun(const char *dir, uint32_t version)
+{
+    char path[4096], err[256], *text;
+    size_t glen, tlen, len;
     uint8_t *g, *b;
     NcqModel *loaded, *rerun, *m[2];
     Driver d;
 
-    snprintf(path, sizeof(path), "%s/model-state-v1.ncqm", dir);
+    snprintf(path, sizeof(path), "%s/model-state-v%u.ncqm", dir, version);
     text = read_file(path, &tlen);
-    snprintf(path, sizeof(path), "%s/model-state-v1.bin", dir);
+    snprintf(path, sizeof(path), "%s/model-state-v%u.bin", dir, version);
     g = (uint8_t *)read_file(path, &glen);
-    snprintf(path, sizeof(path), "%s/model-state-v1.txt", dir);
-    want = read_file(path, &tlen);
-
-    /* The file is a v1 stream of the committed v1 format. */
-    CHECK(glen > HEAD + TAIL && !memcmp(g, "NCQSTATE", 8) &&
-          be_get(g + 8, 4) == 1, "golden header");
-    for (i = 0; i < NFORMATS; i++) {
-        if (formats[i].version == 1) {
-            CHECK(be_get(g + 12, 8) == formats[i].hash, "golden format hash "
-                  "%016" PRIx64 ", v1 is committed as %016" PRIx64,
-                  be_get(g + 12, 8), formats[i].hash);
-        }
-    }
-
-    /* It loads, and holds what it held when it was written. */
     loaded = ncq_test_model_text(text, 1);
     CHECK(load_msg(loaded, g, glen, err, sizeof(err)) == 0,
-          "golden stream refused: %s", err);
+          "golden v%u stream refused: %s", version, err);
     rerun = golden_run(text, &d);
-    sum = summary(loaded, d.t);
-    first_diff(want, sum);
-    free(sum);
-
-    /*
-     * This build, running the golden workload from scratch to the same
-     * point, saves the same bytes, and the two continue identically.
-     * Holds while the model's timing is that of the build that wrote the
-     * golden stream (tests/data/README.md says what to do when it is
-     * changed on purpose).
-     */
     b = save(rerun, &len);
     CHECK(len == glen && !memcmp(b, g, len), "the golden workload no longer "
-          "reaches the golden state (%zu bytes, golden %zu): the model's "
-          "behaviour changed since v1's golden stream was written", len,
+          "reaches the v%u golden state (%zu bytes, golden %zu): the "
+          "model's behaviour changed since it was written", version, len,
           glen);
     m[0] = rerun;
     m[1] = loaded;
@@ -891,16 +927,24 @@ static void test_golden(const char *dir)
     }
     CHECK(!d.diverged && same_state(rerun, loaded),
           "golden continuation differs");
-    printf("golden: model-state-v1.bin (%zu bytes) loads, matches "
-           "model-state-v1.txt and the re-run's %zu bytes; %ld more steps, "
-           "%ld completions in all, identical\n", glen, len,
+    printf("golden: the re-run reaches model-state-v%u.bin's %zu bytes; %ld "
+           "more steps, %ld completions in all, identical\n", version, len,
            (long)GOLDEN_MORE, d.completions);
     free(b);
     free(g);
     free(text);
-    free(want);
     ncq_model_free(loaded);
     ncq_model_free(rerun);
+}
+
+static void test_golden(const char *dir)
+{
+    size_t i;
+
+    for (i = 0; i < NFORMATS; i++) {
+        test_golden_loads(dir, formats[i].version);
+    }
+    test_golden_rerun(dir, formats[NFORMATS - 1].version);
 }
 
 static void test_all_models(void)

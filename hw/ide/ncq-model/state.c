@@ -39,7 +39,7 @@
  *              pf_seg, pf_lba, pf_n, pf_first, pf_consumed, pf_min_end,
  *              pf_min_cyl, pf_min_head, pf_end_cyl, pf_end_head,
  *              pf_min_n, pf_end_n, pf_cutoff, n x chg (lo, hi)
- *   write cache n x dirty (lba, n), destage (lba, n)
+ *   write cache n x dirty (lba, n), destage (lba, n); v2: in (lba, n, t0)
  *   ssd        ctrl_free, n x die_free, n x ch_free, rr, open_bytes,
  *              last_program_end, n x chunk (free_ns, bytes)
  *   stats      the fields of NcqStats, histograms as counted arrays
@@ -58,7 +58,9 @@
  * field at a new model's value.  The names given to the visit functions
  * are the format's, not the C fields': keep them when a field moves.
  * tests/unit/test-state.c checks each version's format hash against a
- * committed value, and that the golden stream of v1 still loads.
+ * committed value, and that the golden streams of v1 and v2 still load.
+ * v2 (issue 13): the write taken last (its data arrives while the drive
+ * positions), and per-zone skews and spares in the parameters' fingerprint.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -74,7 +76,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   1
+#define NCQ_STATE_VERSION   2
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -360,6 +362,9 @@ static void ncq_vis_zone(NcqVis *v, NcqZone *z)
     ncq_vis_u32(v, "cyl_start", &z->cyl_start, UINT32_MAX);
     ncq_vis_u32(v, "cyl_count", &z->cyl_count, UINT32_MAX);
     ncq_vis_u32(v, "spt", &z->spt, UINT32_MAX);
+    if (v->version < 2) {
+        return;             /* v1 had one skew and spare count per drive */
+    }
     ncq_vis_u32(v, "track_skew_ppb", &z->track_skew_ppb, UINT32_MAX);
     ncq_vis_u32(v, "cyl_skew_ppb", &z->cyl_skew_ppb, UINT32_MAX);
     ncq_vis_u32(v, "first_ppb", &z->first_ppb, UINT32_MAX);
@@ -646,6 +651,12 @@ static void ncq_vis_wcache(NcqVis *v, NcqModel *m)
     }
     ncq_vis_u64(v, "destage.lba", &m->wc.destage.lba);
     ncq_vis_u32(v, "destage.n", &m->wc.destage.n, UINT32_MAX);
+    if (v->version >= 2) {
+        /* the write taken last, whose data may still be arriving */
+        ncq_vis_u64(v, "in.lba", &m->wc.in.lba);
+        ncq_vis_u32(v, "in.n", &m->wc.in.n, UINT32_MAX);
+        ncq_vis_i64(v, "in.t0", &m->wc.in_t0);
+    }
 }
 
 static void ncq_vis_ssd(NcqVis *v, NcqModel *m)
