@@ -901,6 +901,21 @@ def header(d, args, argv):
             "drive's bus rate.", "#"]
 
 
+def extra_figures(rows):
+    """--figure ROW: a published figure from outside DiskSim's files."""
+    out = []
+    for n, row in enumerate(rows, 1):
+        head = row.partition(" -- ")[0].split()
+        if len(head) != 5 or not re.fullmatch(r"\d+(\.\d+)?%|none", head[3]):
+            raise BadInput(f"--figure:{n}", "ROW", "not KEY VALUE UNIT "
+                           "TOLERANCE SOURCE [-- NOTE]",
+                           "write it as docs/validation/README.md says")
+        out.append(row)
+    if out:
+        out.insert(0, "# Figures of other sources (--figure):")
+    return out
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument("diskspecs")
@@ -909,6 +924,9 @@ def main(argv):
     ap.add_argument("--set", dest="sets", action="append", default=[],
                     metavar="SECTION.KEY=VALUE[#NOTE]")
     ap.add_argument("--figures", metavar="OUT.fig")
+    ap.add_argument("--figure", dest="extra", action="append", default=[],
+                    metavar="ROW", help="a figures row from another source, "
+                    "appended to --figures")
     args = ap.parse_args(argv)
     tmps = []
     try:
@@ -922,7 +940,7 @@ def main(argv):
         text = "\n".join(lines) + "\n"
         if args.figures:
             fig = figures(d, rows, pts, repo_path(args.out) if args.out
-                          else args.name)
+                          else args.name) + extra_figures(args.extra)
             tmps.append((write_atomic(args.figures, "\n".join(fig) + "\n"),
                          args.figures))
         if args.out:
