@@ -54,6 +54,21 @@ static void set_write_cache(NcqModel *m, bool on)
     }
 }
 
+/* Advance to the next completion; false when nothing is pending. */
+static bool ncq_test_drain_one(NcqModel *m, NcqCompletion *c)
+{
+    for (;;) {
+        int64_t t = ncq_model_next_event(m);
+
+        if (t == INT64_MAX) {
+            return false;
+        }
+        if (ncq_model_advance(m, t, c, 1) == 1) {
+            return true;
+        }
+    }
+}
+
 /* Bytes per second of one long read's media transfer from LBA 0. */
 static double media_rate(NcqModel *m)
 {
@@ -178,6 +193,35 @@ static void test_write_starts_before_all_data(void)
     CHECK(early > 0, "no write started before its last sector's data");
 }
 
+/*
+ * A write larger than the write cache is acknowledged before it is all on
+ * the media; until then its tail is volatile, and a FLUSH waits for it.
+ */
+static void test_spilled_write_tail(void)
+{
+    NcqModel *m = ncq_test_model("st3400620as", 3);
+    NcqCmd f = { .id = 0, .op = NCQ_OP_FLUSH };
+    NcqCompletion c, fc;
+    NcqRange v[8];
+    int nv;
+
+    set_write_cache(m, true);
+    ncq_test_submit(m, 1, NCQ_OP_WRITE, 1000000, 16384, 1000000);
+    CHECK(ncq_test_drain_one(m, &c), "the 8 MiB write completes");
+    nv = ncq_model_volatile(m, c.complete_ns, v, 8);
+    printf("8 MiB write: acknowledged %.2f ms before its media end; "
+           "volatile then: %d range(s), %" PRIu64 " sectors from %" PRIu64
+           "\n", (c.media_end_ns - c.complete_ns) / 1e6, nv,
+           nv > 0 ? v[0].sectors : 0, nv > 0 ? v[0].lba : 0);
+    CHECK(c.complete_ns < c.media_end_ns, "acknowledged only at media end");
+    CHECK(nv == 1 && v[0].lba + v[0].sectors == 1000000 + 16384 &&
+          v[0].lba > 1000000, "its tail is volatile");
+    ncq_model_submit(m, &f, c.complete_ns);
+    CHECK(ncq_test_drain(m, &fc, 1) == 1 && fc.complete_ns >= c.media_end_ns,
+          "the FLUSH completed before the tail was on the media");
+    ncq_model_free(m);
+}
+
 /* With a link slower than the media, the link sets a stream's rate. */
 static void test_slow_link(void)
 {
@@ -200,12 +244,8 @@ int main(void)
     /* 64 KiB and up: smaller commands are bound by their overhead */
     check_sizes("read", NCQ_OP_READ, -1, 1, media, 128, ALL);
     check_sizes("read", NCQ_OP_READ, -1, 4, media, 128, ALL);
-    /*
-     * A write larger than the write buffer (4 MiB here) is written
-     * through, and at depth 1 the next one then loses a revolution
-     * (docs/model.md, Buffer); Linux sends at most max_sectors_kb.
-     */
-    check_sizes("write, cache on", NCQ_OP_WRITE, 1, 1, media, 128, 8192);
+    /* 8 and 32 MiB writes pass through the 4 MiB write cache as a ring */
+    check_sizes("write, cache on", NCQ_OP_WRITE, 1, 1, media, 128, ALL);
     check_sizes("write, cache on", NCQ_OP_WRITE, 1, 4, media, 128, ALL);
     /*
      * Write-through at depth 1 loses a revolution per command to the
@@ -214,6 +254,7 @@ int main(void)
     check_sizes("write, cache off", NCQ_OP_WRITE, 0, 1, 0, 0, ALL);
     check_sizes("write, cache off", NCQ_OP_WRITE, 0, 4, media, 1024, ALL);
     test_write_starts_before_all_data();
+    test_spilled_write_tail();
     test_slow_link();
     return ncq_test_done("test-overlap");
 }

@@ -536,21 +536,48 @@ static void ncq_complete_access(NcqModel *m, const NcqAccess *a,
     }
 }
 
+/*
+ * A write larger than the whole write cache, with the cache on, passes
+ * through the buffer as through a ring: it is acknowledged once what is
+ * not yet on the media fits in the buffer (and all its data has arrived),
+ * and its last write_cache_sectors are then the cache's data being
+ * destaged: volatile until written, and a FLUSH waits for them.  Returns
+ * true when @a is such a write; its completion mark moves up.
+ */
+static bool ncq_write_spill(NcqModel *m, NcqAccess *a,
+                            const NcqAccessTime *at, int64_t t)
+{
+    const NcqSlot *s = &m->q.slot[a->members[0]];
+    uint32_t keep = m->p.write_cache_sectors, c, h;
+    int64_t on_media, data_in;
+
+    if (s->cmd.op != NCQ_OP_WRITE || !m->s.write_cache || s->cmd.fua ||
+        a->nm != 1 || a->total <= keep) {
+        return false;
+    }
+    on_media = ncq_media_walk_from(m, &s->tgt.ph, a->total - keep,
+                                   at->t_first, &c, &h, NULL, NULL, 0);
+    data_in = t + ncq_bus_ns(m, a->total);
+    a->mark_t[0] = on_media > data_in ? on_media : data_in;
+    return true;
+}
+
 /* Serve slot @idx (and what clusters with it) as one media access. */
 static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
                       int64_t decide_ns)
 {
-    bool wr = m->q.slot[idx].cmd.op == NCQ_OP_WRITE;
+    bool wr = m->q.slot[idx].cmd.op == NCQ_OP_WRITE, spill;
     NcqAccessTime at;
     NcqAccess a;
 
     ncq_gather(m, idx, &a);
     ncq_time_access(m, &m->q.slot[idx], &a, t, decide_ns, &at);
+    spill = ncq_write_spill(m, &a, &at, t);
     m->sched.access_seq++;
     ncq_complete_access(m, &a, &at, t, idx, reason);
     m->st.clustered += a.nm - 1;
     /* an injected slow sector keeps the mechanism retrying (fault.c) */
-    ncq_mech_begin(m, NCQ_MECH_CMD,
+    ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD,
                    at.t_end + ncq_fault_hold(m, a.members, a.nm));
     m->sched.plan_cutoff = t;
     ncq_head_move(m, at.ecyl, at.ehead);
@@ -558,6 +585,10 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     if (wr) {
         ncq_cache_written(m, a.start, a.total);
         ncq_wcache_remove(m, a.start, a.total);
+        if (spill) {
+            ncq_wcache_destage(m, a.end - m->p.write_cache_sectors,
+                               m->p.write_cache_sectors);
+        }
         m->st.sectors_written += a.total;
     } else {
         ncq_cache_read_done(m, a.start, a.total);
