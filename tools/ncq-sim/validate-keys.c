@@ -83,17 +83,26 @@ static bool is_hdd(const char *model, const char **why)
     return hdd;
 }
 
-static bool key_tablev(const char *model, uint64_t seed, unsigned n,
-                       double *v, const char **why)
+/* Commands per second of a closed-loop run: @fmt takes the depth. */
+static double iops_at(const char *model, uint64_t seed, const char *fmt,
+                      unsigned depth)
 {
     char args[64];
     Opts o;
     Result r;
+    double iops;
 
-    snprintf(args, sizeof(args), "--depth %u --count 50000", n);
+    snprintf(args, sizeof(args), fmt, depth);
     sim(model, seed, args, &o, &r);
-    *v = r.done / secs(&r);
+    iops = r.done / secs(&r);
     result_free(&r);
+    return iops;
+}
+
+static bool key_tablev(const char *model, uint64_t seed, unsigned n,
+                       double *v, const char **why)
+{
+    *v = iops_at(model, seed, "--depth %u --count 50000", n);
     return true;
 }
 
@@ -202,14 +211,7 @@ static bool key_rand256k_d1(const char *model, uint64_t seed, unsigned n,
 static bool key_rand256k_iops(const char *model, uint64_t seed, unsigned n,
                               double *v, const char **why)
 {
-    char args[64];
-    Opts o;
-    Result r;
-
-    snprintf(args, sizeof(args), "--depth %u --size 512 --count 20000", n);
-    sim(model, seed, args, &o, &r);
-    *v = r.done / secs(&r);
-    result_free(&r);
+    *v = iops_at(model, seed, "--depth %u --size 512 --count 20000", n);
     return true;
 }
 
