@@ -27,13 +27,15 @@ EPOCH=1686355200
 # Modules the guest needs (closed over modules.dep).  Names that are built into the
 # kernel or absent are skipped.  ext4 and its helpers are for the fsck tests; the
 # crc/crypto ones are loaded by request_module (crypto API), which modules.dep
-# does not show.
+# does not show.  qemu_fw_cfg reads the workload the harness passes with
+# -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
     crct10dif_generic crct10dif-pclmul crc64 crc64-rocksoft crc64_rocksoft_generic
     bfq kyber-iosched
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
+    qemu_fw_cfg
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
