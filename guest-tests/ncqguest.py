@@ -2,11 +2,16 @@
 what its workload produced.
 
 The guest image (images/build-image.sh) runs /workload/run.sh or
-/workload/job.fio from a cpio archive this module appends to its initramfs,
-then sends /results as a base64 tarball over the second serial port,
-framed by NCQ-RESULTS-BEGIN / NCQ-RESULTS-END, and reboots; QEMU runs with
--no-reboot so it exits.  Every boot has a wall-clock bound: a guest that
-hangs is killed and the error carries the console tail.
+/workload/job.fio from a cpio archive this module passes as the fw_cfg file
+opt/ncq/workload, then sends /results as a base64 tarball over the second
+serial port, framed by NCQ-RESULTS-BEGIN / NCQ-RESULTS-END, and reboots;
+QEMU runs with -no-reboot so it exits.  Every run has a wall-clock bound: a
+guest that hangs is killed and the error carries the console tail.
+
+A run does not boot when it can restore: the first run with given inputs
+boots to the snapshot point and saves the VM there (ncqsnapshot.py); the
+others restore that state and only run their workload.  NCQ_SNAPSHOT=0
+boots every run.
 """
 
 import asyncio
@@ -16,11 +21,16 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
 import urllib.parse
 from pathlib import Path
+
+import ncqqemu
+import ncqsnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("NCQ_CACHE", Path.home() / ".cache" / "ncq-disk"))
@@ -37,6 +47,10 @@ randrepeat=1
 """
 
 KERNEL_CMDLINE = "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init"
+# fw_cfg file the guest's /init reads its workload from (images/init)
+FW_CFG_WORKLOAD = "opt/ncq/workload"
+# Wall-clock bound of the boot that makes a snapshot
+SNAPSHOT_BOOT_TIMEOUT_S = 300
 # Deterministic time: guest time follows the instruction count; idle time
 # is skipped (sleep=off), so disk-bound runs can beat real time.
 ICOUNT = "shift=3,sleep=off,align=off"
@@ -168,12 +182,22 @@ class Guest:
 
     def __init__(self, workdir, device="ncq-disk,model=st3400620as",
                  disk_size="1G", disk=None, extra_args=(), memory="512M",
-                 timeout_s=300, icount=True, rtc_base=FIXED_RTC_BASE):
+                 timeout_s=300, icount=True, rtc_base=FIXED_RTC_BASE,
+                 icount_shift=3, snapshot=None, snapshot_dir=None):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.device = device
         self.disk = Path(disk) if disk else self.workdir / "disk.qcow2"
         self.disk_size = disk_size
+        # A run on an existing disk boots: the boot reads the disk (its
+        # partition table), so a snapshot would depend on its content.
+        if snapshot is None:
+            snapshot = ncqsnapshot.enabled()
+        self.snapshot = snapshot and not self.disk.exists()
+        self.snapshot_dir = Path(snapshot_dir) if snapshot_dir \
+            else ncqsnapshot.root(CACHE)
+        self.icount_shift = icount_shift
+        self.restored_from = None   # the snapshot entry of the last run
         self.extra_args = list(extra_args)
         self.memory = memory
         self.timeout_s = timeout_s
@@ -189,47 +213,69 @@ class Guest:
         subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
                         "qcow2", str(self.disk), self.disk_size], check=True)
 
-    def command(self, initrd):
+    def command(self, workload_file, workdir=None, disk=None, device=None,
+                snapshot_point=False):
+        """The QEMU command line.  workdir, disk and device default to the
+        guest's own; snapshot_point adds what stops the guest at the
+        snapshot point (the same for the boot that saves the state and
+        the runs that restore it)."""
+        workdir = Path(workdir or self.workdir)
+        append = KERNEL_CMDLINE + (" ncq.snapshot" if snapshot_point else "")
         args = [str(self.qemu), "-M", "q35", "-m", self.memory, "-smp", "1",
                 "-nodefaults", "-display", "none", "-vga", "none",
                 "-nic", "none", "-no-reboot",
                 "-bios", "qboot.rom",
                 "-kernel", str(self.image / "vmlinuz"),
-                "-initrd", str(initrd),
-                "-append", KERNEL_CMDLINE,
-                "-serial", f"file:{self.workdir / 'console.log'}",
-                "-serial", f"file:{self.workdir / 'results.txt'}",
-                "-qmp", f"unix:{self.workdir / 'qmp.sock'},server=on,wait=off",
-                "-drive", f"if=none,id=d0,file={self.disk},format=qcow2",
-                "-device", f"{self.device},drive=d0,bus=ide.0,id=disk0"]
+                "-initrd", str(self.image / "initrd.img"),
+                "-append", append,
+                "-fw_cfg", f"name={FW_CFG_WORKLOAD},file={workload_file}",
+                "-serial", f"file:{workdir / 'console.log'}",
+                "-serial", f"file:{workdir / 'results.txt'}",
+                "-qmp", f"unix:{workdir / 'qmp.sock'},server=on,wait=off",
+                "-drive", f"if=none,id=d0,file={disk or self.disk},"
+                "format=qcow2",
+                "-device", f"{device or self.device},drive=d0,bus=ide.0,"
+                "id=disk0"]
+        if snapshot_point:
+            args += ["-device", "pvpanic", "-action", "panic=pause"]
         if self.icount:
             rtc = "clock=vm"
             if self.rtc_base:
                 rtc = f"base={self.rtc_base},clock=vm"
-            args += ["-icount", ICOUNT, "-rtc", rtc,
+            icount = ICOUNT.replace("shift=3", f"shift={self.icount_shift}")
+            args += ["-icount", icount, "-rtc", rtc,
                      "-accel", f"tcg,tb-size={TB_SIZE_MIB}"]
         else:
             args += ["-accel", os.environ.get("NCQ_ACCEL", "tcg")]
         return args + self.extra_args
 
     def run(self, workload, qmp_actions=None):
-        """Boot, run the workload, return its Result.  qmp_actions, if
-        given, is an async function called with a connected
-        qemu.qmp.QMPClient while the guest runs; its return value lands
-        in Result.qmp."""
-        return asyncio.run(self._run(workload, qmp_actions))
+        """Run the workload (restoring the snapshot of this guest's boot,
+        or booting), return its Result.  qmp_actions, if given, is an
+        async function called with a connected qemu.qmp.QMPClient once
+        the guest runs; its return value lands in Result.qmp."""
+        entry = self.snapshot_entry() if self.snapshot else None
+        try:
+            return asyncio.run(self._run(workload, qmp_actions, entry))
+        except ncqqemu.RestoreFailed as e:
+            # A state this QEMU cannot load (e.g. a cache entry left by
+            # an interrupted save): make it again, once.
+            print(f"ncq-guest: snapshot {entry.key} did not restore "
+                  f"({e}); booting to make it again")
+            entry.drop()
+            entry = self.snapshot_entry()
+            return asyncio.run(self._run(workload, qmp_actions, entry))
 
-    def prepare(self, workload):
-        """Make the disk (if missing) and the initrd with @workload; return
-        the QEMU command line (for tests that drive QEMU themselves, e.g.
-        migration; Guest.run does the rest)."""
+    def prepare(self, workload, snapshot_point=False):
+        """Make the disk (if missing) and the workload file; return the
+        QEMU command line of a run that boots (for tests that drive QEMU
+        themselves, e.g. migration; Guest.run does the rest)."""
         self._make_disk()
-        initrd = self.workdir / "initrd+workload.img"
-        initrd.write_bytes((self.image / "initrd.img").read_bytes()
-                           + workload.cpio())
+        wfile = self.workdir / "workload.cpio"
+        wfile.write_bytes(workload.cpio())
         for f in ("console.log", "results.txt", "qmp.sock"):
             (self.workdir / f).unlink(missing_ok=True)
-        cmd = self.command(initrd)
+        cmd = self.command(wfile, snapshot_point=snapshot_point)
         (self.workdir / "cmdline").write_text(shlex.join(cmd) + "\n")
         return cmd
 
@@ -237,73 +283,123 @@ class Guest:
         """The Result the guest sent over its results port."""
         return self._parse(wall)
 
-    async def _run(self, workload, qmp_actions):
-        from qemu.qmp import ConnectError, QMPClient
-
-        cmd = self.prepare(workload)
+    async def _run(self, workload, qmp_actions, entry):
+        cmd = self.prepare(workload, snapshot_point=entry is not None)
+        if entry is not None:
+            cmd += ["-incoming", f"file:{entry.state}"]
+            self.restored_from = entry
         stderr_path = self.workdir / "qemu.stderr"
         t0 = time.monotonic()
         deadline = t0 + self.timeout_s
-        with open(stderr_path, "wb") as err:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-            qmp = QMPClient("ncq-guest")
-            qmp_result = None
-            try:
-                sock = str(self.workdir / "qmp.sock")
-                while not os.path.exists(sock):
-                    if proc.returncode is not None or \
-                            time.monotonic() > t0 + 30:
-                        break
-                    await asyncio.sleep(0.05)
-                if os.path.exists(sock):
-                    # the socket file appears at bind(), a moment before
-                    # QEMU listens: a loaded host may refuse the first try
-                    while True:
-                        try:
-                            await qmp.connect(sock)
-                            break
-                        except ConnectError:
-                            if proc.returncode is not None or \
-                                    time.monotonic() > t0 + 30:
-                                raise
-                            await asyncio.sleep(0.05)
-                    if qmp_actions:
-                        qmp_result = await asyncio.wait_for(
-                            qmp_actions(qmp), deadline - time.monotonic())
-                await asyncio.wait_for(proc.wait(),
-                                       max(1, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
-                raise GuestError(
-                    f"guest did not finish within {self.timeout_s} s "
-                    f"(wall clock); killed.\n{self.tail()}")
-            finally:
-                if qmp.runstate.name != "IDLE":
-                    try:
-                        await qmp.disconnect()
-                    except Exception:
-                        pass
-                if proc.returncode is None:
-                    proc.kill()
-                    await proc.wait()
-        wall = time.monotonic() - t0
-        if proc.returncode != 0:
+        try:
+            async with ncqqemu.QemuProcess(cmd, stderr_path, self.workdir / "qmp.sock",
+                             deadline) as q:
+                if entry is not None:
+                    await q.resume()
+                qmp_result = None
+                if qmp_actions and q.qmp is not None:
+                    qmp_result = await asyncio.wait_for(
+                        qmp_actions(q.qmp), deadline - time.monotonic())
+                await q.wait_exit()
+        except asyncio.TimeoutError:
             raise GuestError(
-                f"QEMU exited with {proc.returncode}: "
+                f"guest did not finish within {self.timeout_s} s "
+                f"(wall clock); killed.\n{self.tail()}")
+        finally:
+            if entry is not None:
+                self._prefix_boot_console(entry)
+        wall = time.monotonic() - t0
+        if q.returncode != 0:
+            raise GuestError(
+                f"QEMU exited with {q.returncode}: "
                 f"{stderr_path.read_text(errors='replace').strip()[-2000:]}"
                 f"\n{self.tail()}")
         result = self._parse(wall)
         result.qmp = qmp_result
         return result
 
-    def tail(self, lines=40):
+    def _prefix_boot_console(self, entry):
+        """A restored run's console.log starts at the snapshot point: put
+        the boot's console before it, so the log reads as one boot."""
         path = self.workdir / "console.log"
-        if not path.exists():
-            return "(no console output)"
-        text = path.read_text(errors="replace").splitlines()
-        return "--- console tail ---\n" + "\n".join(text[-lines:])
+        run = path.read_bytes() if path.exists() else b""
+        boot = entry.boot_log.read_bytes() if entry.boot_log.exists() \
+            else b""
+        if boot and not run.startswith(boot):
+            path.write_bytes(boot + f"ncq-guest: restored from snapshot "
+                             f"{entry.key}\n".encode() + run)
+
+    # ------------------------------------------------------------ snapshots
+    def _canonical_command(self):
+        """This guest's restored command line with the run's own paths
+        replaced by placeholders: what the snapshot key is made of."""
+        cmd = self.command("WORKLOAD", workdir="WORK", disk="DISK",
+                           device=ncqsnapshot.canonical_device(self.device),
+                           snapshot_point=True)
+        subs = ((str(self.workdir), "WORK"), (str(self.qemu), "QEMU"),
+                (str(self.image), "IMAGE"))
+        out = []
+        for a in cmd:
+            for old, new in subs:
+                a = a.replace(old, new)
+            out.append(a)
+        return out + ["disk-size", str(self.disk_size)]
+
+    def _key_files(self):
+        files = {"qemu": self.qemu, "vmlinuz": self.image / "vmlinuz",
+                 "initrd": self.image / "initrd.img"}
+        for d in ("/usr/share/qemu", "/usr/share/seabios"):
+            if (Path(d) / "qboot.rom").exists():
+                files["qboot.rom"] = Path(d) / "qboot.rom"
+                break
+        return files
+
+    def snapshot_entry(self):
+        """The snapshot of this guest's boot; boots and saves it first if
+        the cache has none (once, whatever runs at the same time)."""
+        canon, files = self._canonical_command(), self._key_files()
+        entry = ncqsnapshot.Entry(self.snapshot_dir,
+                                  ncqsnapshot.key(canon, files))
+        if not entry.ready():
+            with entry.lock():
+                if not entry.ready():
+                    asyncio.run(self._save_snapshot(entry))
+                    entry.inputs.write_text(
+                        ncqsnapshot.inputs_text(canon, files))
+            ncqsnapshot.prune(self.snapshot_dir)
+        entry.touch()
+        return entry
+
+    async def _save_snapshot(self, entry):
+        """Boot to the snapshot point and save the paused VM in entry."""
+        # a short path: QEMU's QMP socket path must stay under 108 bytes
+        work = Path(tempfile.mkdtemp(prefix="ncq-snapshot-boot-"))
+        disk = work / "disk.qcow2"
+        subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
+                        "qcow2", str(disk), self.disk_size], check=True)
+        wfile = work / "workload.cpio"
+        wfile.write_bytes(Workload().cpio())
+        cmd = self.command(
+            wfile, workdir=work, disk=disk,
+            device=ncqsnapshot.device_without_trace(self.device),
+            snapshot_point=True)
+        (work / "cmdline").write_text(shlex.join(cmd) + "\n")
+        deadline = time.monotonic() + SNAPSHOT_BOOT_TIMEOUT_S
+        tmp = entry.dir / f"state.{os.getpid()}"
+        try:
+            async with ncqqemu.QemuProcess(cmd, work / "qemu.stderr", work / "qmp.sock",
+                             deadline) as q:
+                await q.save(tmp)
+        except (asyncio.TimeoutError, ncqqemu.QemuExited) as e:
+            raise GuestError(f"the boot for snapshot {entry.key} failed "
+                             f"(its files: {work}): {e}\n"
+                             f"{ncqqemu.console_tail(work / 'console.log')}")
+        shutil.copyfile(work / "console.log", entry.boot_log)
+        os.rename(tmp, entry.state)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def tail(self, lines=40):
+        return ncqqemu.console_tail(self.workdir / "console.log", lines)
 
     def _parse(self, wall):
         raw = (self.workdir / "results.txt").read_text(errors="replace") \

@@ -63,9 +63,12 @@ def workload():
 
 
 def make(workdir, trace):
+    # snapshot=False: these tests start QEMU themselves (prepare()) and
+    # migrate it; a run that restores the harness's snapshot is in
+    # test_snapshot.py.
     return ncqguest.Guest(
         workdir, disk_size=str(781422768 * 512),   # the whole drive
-        device=f"ncq-disk,model=st3400620as,trace={trace}")
+        device=f"ncq-disk,model=st3400620as,trace={trace}", snapshot=False)
 
 
 def trace_records(path):

@@ -15,6 +15,9 @@ done
 
 "$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
-NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+# NCQ_IMAGE_DIR set: boot that image (e.g. your own kernel's) instead.
+if [ -z "${NCQ_IMAGE_DIR:-}" ]; then
+    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+fi
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 exec python3 "$HERE/demo.py" "$@"

@@ -52,6 +52,6 @@ fi
 PY=${PYTHON:-python3}
 "$PY" -m pip --version >/dev/null 2>&1 || die "$PY has no pip; install python3-pip"
 "$PY" -m pip install -q --disable-pip-version-check \
-    "meson==1.5.*" pycotap "qemu.qmp==0.0.6" pytest numpy matplotlib \
+    "meson==1.5.*" pycotap "qemu.qmp==0.0.6" pytest "pytest-xdist>=3.5,<4" numpy matplotlib \
     || die "pip install failed: is PyPI reachable?"
 echo "install-deps: ok"

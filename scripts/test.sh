@@ -27,8 +27,18 @@ step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
 
-step "build the guest image"
-NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
+# images/build-image.sh --kernel ...), and the second-kernel step is left out.
+if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
+    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
+        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
+    step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
+    USER_IMAGE=1
+else
+    step "build the guest image (Debian 12, 6.1)"
+    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+    USER_IMAGE=0
+fi
 export NCQ_IMAGE_DIR
 
 passed=0 failed=0 skipped=0
@@ -112,8 +122,29 @@ fi
 pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-validation.out" tests/validation
 
 # The scenario tests among these also compare their fresh results with the
-# committed docs/report/sN.json (test_scenario_N_matches_report).
-pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" guest-tests "$@"
+# committed docs/report/sN.json (test_scenario_N_matches_report).  Test
+# files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
+# runs them one after the other): under -icount a guest's results do not
+# depend on the host's load.
+jobs=${NCQ_TEST_JOBS:-auto}
+xdist=()
+[ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
+pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" guest-tests "$@"
+
+# The device tests and scenario 1 again on Debian 13's kernel (6.12), unless
+# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0.
+if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
+    step "build the guest image (Debian 13, 6.12)"
+    if img612=$("$ROOT/images/build-image.sh" --debian trixie | tail -1); then
+        NCQ_IMAGE_DIR=$img612 pytest_step "guest tests on 6.12 (pytest)" \
+            "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
+            guest-tests/test_kernels.py guest-tests/test_device.py \
+            guest-tests/test_scenario_1_depth.py "$@"
+    else
+        echo "test: the Debian 13 image did not build" >&2
+        tally 0 1 0
+    fi
+fi
 
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

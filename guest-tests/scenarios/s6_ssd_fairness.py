@@ -93,14 +93,7 @@ class ShiftGuest(ncqguest.Guest):
     scenario 5 uses it too."""
 
     def __init__(self, *args, icount_shift=ICOUNT_SHIFT, **kw):
-        super().__init__(*args, **kw)
-        self.icount_shift = icount_shift
-
-    def command(self, initrd):
-        icount = ncqguest.ICOUNT.replace("shift=3",
-                                         f"shift={self.icount_shift}")
-        return [icount if a == ncqguest.ICOUNT else a
-                for a in super().command(initrd)]
+        super().__init__(*args, icount_shift=icount_shift, **kw)
 
 
 def run_guest_shift(workdir, device, script, files, disk_sectors,

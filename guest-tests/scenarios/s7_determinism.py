@@ -1,7 +1,9 @@
-"""Scenario 7: determinism.  Scenario 1's guest (boot, five depths, 16,000
-reads over the whole disk) booted twice must give byte-identical device
-traces and identical fio results; the ratio of guest time to wall time is
-reported.
+"""Scenario 7: determinism.  Scenario 1's guest (five depths, 16,000 reads
+over the whole disk) run twice must give byte-identical device traces and
+identical fio results; the ratio of guest time to wall time is reported.
+Both runs restore the harness's snapshot of the boot (docs/guest-image.md);
+guest-tests/test_snapshot.py shows that a snapshot made twice, on its own
+each time, gives the same traces too, so the boot itself is covered.
 
 When scenario 1 already booted in this process with the same QEMU
 binary, its boot is run A and only run B boots now (host load and date

@@ -1,0 +1,149 @@
+"""Boot once, restore many: the guest harness's snapshot cache.
+
+A guest boots with `ncq.snapshot` on its command line, `-device pvpanic`
+and `-action panic=pause`.  Once its disk is up, the image's /init writes
+to the pvpanic port: the vCPU stops at that instruction, QEMU pauses, and
+the harness migrates the paused VM to a file.  Every later run with the same
+inputs starts QEMU with `-incoming file:STATE` and `cont`: the guest goes on
+from the write, reads its workload from fw_cfg (which is not part of the
+saved state) and runs it.  The stop is at an instruction, not at a moment
+of the host's choosing, so under icount the saved state is the same on
+every machine and every restored run is deterministic.
+
+The cache key covers every input of the boot: the QEMU binary, the kernel
+and initramfs, the whole QEMU command line with the run's own paths
+replaced by placeholders (the device line without its trace= property,
+model-file= by the file's digest), the disk (a fresh qcow2 of the given
+size; runs on an existing disk do not use snapshots) and this module's
+format.  A changed input gives another key, hence a fresh boot.
+
+Layout: $NCQ_CACHE/snapshots/<key>/ ($NCQ_SNAPSHOT_DIR/<key>/ if set)
+    state        the migration stream (written last, renamed into place)
+    boot.log     the boot's console up to the snapshot point
+    inputs.txt   what the key was made of, readable
+The cache keeps the SNAPSHOT_KEEP most recently used entries.
+"""
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
+FORMAT = "ncq-snapshot 1"
+# Entries kept (least recently used go first); each is one guest's RAM
+# in use, about 100-200 MB.
+SNAPSHOT_KEEP = int(os.environ.get("NCQ_SNAPSHOT_KEEP", "48"))
+
+_digests = {}
+
+
+def enabled():
+    """Snapshots are on unless NCQ_SNAPSHOT=0."""
+    return os.environ.get("NCQ_SNAPSHOT", "1") != "0"
+
+
+def root(cache):
+    """Where the entries are: $NCQ_SNAPSHOT_DIR, else CACHE/snapshots."""
+    return Path(os.environ.get("NCQ_SNAPSHOT_DIR") or
+                Path(cache) / "snapshots")
+
+
+def file_digest(path):
+    """sha256 of a file, remembered per (path, size, mtime) in this
+    process: the QEMU binary and the initramfs are hashed once."""
+    st = os.stat(path)
+    memo = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if memo not in _digests:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _digests[memo] = h.hexdigest()
+    return _digests[memo]
+
+
+def device_without_trace(device):
+    """The -device string without its trace= property (the trace file is
+    the run's own; the boot before the snapshot is traced nowhere)."""
+    return ",".join(p for p in device.split(",")
+                    if not p.startswith("trace="))
+
+
+def canonical_device(device):
+    """The device line as it enters the key: no trace=, and model-file=
+    by its content's digest rather than its path."""
+    parts = []
+    for p in device_without_trace(device).split(","):
+        if p.startswith("model-file="):
+            p = "model-file=sha256:" + file_digest(p[len("model-file="):])
+        parts.append(p)
+    return ",".join(parts)
+
+
+def key(canonical_cmd, files):
+    """The cache key of a boot: its canonical command line (a list of
+    strings, paths replaced) and the digests of the files it reads."""
+    text = inputs_text(canonical_cmd, files)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def inputs_text(canonical_cmd, files):
+    lines = [FORMAT]
+    lines += [f"file {name} sha256 {file_digest(path)}"
+              for name, path in sorted(files.items())]
+    lines += [f"arg {a}" for a in canonical_cmd]
+    return "\n".join(lines) + "\n"
+
+
+class Entry:
+    """One cache entry: directory base/key."""
+
+    def __init__(self, base, key_):
+        self.dir = Path(base) / key_
+        self.key = key_
+        self.state = self.dir / "state"
+        self.boot_log = self.dir / "boot.log"
+        self.inputs = self.dir / "inputs.txt"
+
+    def ready(self):
+        return self.state.exists()
+
+    def touch(self):
+        """Mark as used now (for the least-recently-used clean-up)."""
+        try:
+            os.utime(self.dir)
+        except FileNotFoundError:
+            pass
+
+    def lock(self):
+        """An exclusive lock on the entry (a file object; closing it
+        unlocks): concurrent runs with the same key boot only once."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        f = open(self.dir.parent / f".{self.key}.lock", "w")
+        fcntl.flock(f, fcntl.LOCK_EX)
+        return f
+
+    def drop(self):
+        """Remove a state that failed to restore."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def prune(base, keep=SNAPSHOT_KEEP):
+    """Delete the least recently used entries of directory `base` beyond
+    `keep`."""
+    base = Path(base)
+    if not base.is_dir():
+        return
+    entries = [d for d in base.iterdir() if d.is_dir()]
+    entries.sort(key=lambda d: d.stat().st_mtime, reverse=True)
+    for d in entries[keep:]:
+        lock = base / f".{d.name}.lock"
+        with open(lock, "w") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue        # in use
+            if time.time() - d.stat().st_mtime > 60:
+                shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,152 @@
+"""Boot once, restore many (ncqsnapshot.py): restored runs are
+deterministic, the saved state does not depend on when or where it was
+made, the cache key covers every input of the boot, and a state that does
+not load is made again."""
+
+import concurrent.futures
+import os
+import time
+
+import pytest
+
+import ncqguest
+import ncqsnapshot
+from ncqguest import Guest, Workload
+
+# A device line no other test uses (seed), so the first run here boots.
+DEVICE = "ncq-disk,model=st3400620as,seed=1414"
+JOB = """[global]
+filename=/dev/sda
+direct=1
+ioengine=libaio
+bs=4k
+randrepeat=1
+[r]
+rw=randread
+iodepth=8
+number_ios=300
+"""
+SCRIPT = """cut -d' ' -f1 /proc/uptime
+fio --output-format=json --output=$RESULTS/fio.json /workload/job.fio
+"""
+
+
+def workload():
+    return Workload(script=SCRIPT, files={"job.fio": JOB})
+
+
+def run(workdir, device=DEVICE, **kw):
+    """One run with a trace; (guest, result, trace bytes)."""
+    trace = workdir / "device.trace"
+    g = Guest(workdir / "g", device=f"{device},trace={trace}", **kw)
+    res = g.run(workload())
+    assert res.status == 0, res.output + g.tail()
+    return g, res, trace.read_bytes()
+
+
+def test_restored_runs_are_byte_identical(tmp_path):
+    g1, r1, t1 = run(tmp_path / "a")
+    g2, r2, t2 = run(tmp_path / "b")
+    assert g1.restored_from is not None
+    assert g1.restored_from.key == g2.restored_from.key
+    assert t1.count(b"\n") > 300          # the job's reads are traced
+    assert t1 == t2
+    assert r1.output == r2.output          # the same guest uptime at start
+    assert r1.fio["jobs"][0]["read"]["iops"] == \
+        r2.fio["jobs"][0]["read"]["iops"]
+    # the log reads as one boot: the boot's console, then the run's
+    console = (g2.workdir / "console.log").read_text()
+    assert console.index("NCQ-GUEST-READY") < \
+        console.index("restored from snapshot") < console.index("NCQ-EXIT")
+
+
+def test_state_made_twice_is_the_same(tmp_path):
+    """Two caches, each booting and saving on its own, at the same time on
+    two cores (host load differs from either alone): the restored runs
+    give the same trace, so the stop at the snapshot point does not depend
+    on the host."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        fa = pool.submit(run, tmp_path / "a", snapshot_dir=tmp_path / "c1")
+        time.sleep(1.1)
+        fb = pool.submit(run, tmp_path / "b", snapshot_dir=tmp_path / "c2")
+        (ga, ra, ta), (gb, rb, tb) = fa.result(), fb.result()
+    assert ga.restored_from.dir.parent != gb.restored_from.dir.parent
+    assert ga.restored_from.key == gb.restored_from.key
+    assert ta == tb
+    assert ra.output == rb.output
+
+
+def _key(tmp_path, **kw):
+    kw.setdefault("device", DEVICE)
+    g = Guest(tmp_path / f"k{len(os.listdir(tmp_path))}", **kw)
+    return ncqsnapshot.key(g._canonical_command(), g._key_files())
+
+
+def test_key_covers_every_input_of_the_boot(tmp_path):
+    base = _key(tmp_path)
+    # the run's own files do not count: trace path, work directory
+    assert _key(tmp_path, device=DEVICE + ",trace=/tmp/x.trace") == base
+    assert _key(tmp_path) == base
+    changed = {
+        "seed": _key(tmp_path, device=DEVICE.replace("1414", "1415")),
+        "model": _key(tmp_path, device=DEVICE.replace(
+            "st3400620as", "fujitsu-max3036rc")),
+        "memory": _key(tmp_path, memory="768M"),
+        "disk size": _key(tmp_path, disk_size="2G"),
+        "extra args": _key(tmp_path, extra_args=["-trace", "ncq_disk_fault"]),
+        "icount shift": _key(tmp_path, icount_shift=0),
+    }
+    assert base not in changed.values(), changed
+    assert len(set(changed.values())) == len(changed), changed
+
+
+def test_key_follows_model_file_content(tmp_path):
+    src = ncqguest.ROOT / "hw/ide/ncq-model/models/st3400620as.ncqm"
+    f = tmp_path / "m.ncqm"
+    f.write_text(src.read_text())
+    k1 = _key(tmp_path, device=f"ncq-disk,model-file={f}")
+    f.write_text(src.read_text() + "\n# changed\n")
+    ncqsnapshot._digests.clear()
+    assert _key(tmp_path, device=f"ncq-disk,model-file={f}") != k1
+
+
+def test_state_that_does_not_load_is_made_again(tmp_path):
+    g1, _, t1 = run(tmp_path / "a", snapshot_dir=tmp_path / "cache")
+    state = g1.restored_from.state
+    size = state.stat().st_size
+    with open(state, "r+b") as f:
+        f.truncate(size // 2)
+    g2, _, t2 = run(tmp_path / "b", snapshot_dir=tmp_path / "cache")
+    assert g2.restored_from.key == g1.restored_from.key
+    assert state.stat().st_size == size
+    assert t1 == t2
+
+
+def test_existing_disk_and_snapshot_off_boot(tmp_path):
+    disk = tmp_path / "disk.qcow2"
+    g = Guest(tmp_path / "a", device=DEVICE, disk=disk)
+    assert g.snapshot               # the disk does not exist yet
+    g._make_disk()
+    assert not Guest(tmp_path / "b", device=DEVICE, disk=disk).snapshot
+    g, res, _ = run(tmp_path / "c", snapshot=False)
+    assert g.restored_from is None
+    assert "restored from snapshot" not in \
+        (g.workdir / "console.log").read_text()
+
+
+def test_prune_keeps_the_most_recently_used(tmp_path):
+    now = time.time()
+    for i in range(5):
+        d = tmp_path / f"e{i}"
+        d.mkdir()
+        (d / "state").write_bytes(b"x")
+        os.utime(d, (now - 1000 + i, now - 1000 + i))
+    ncqsnapshot.prune(tmp_path, keep=2)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == \
+        ["e3", "e4"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_digests():
+    yield
+    ncqsnapshot._digests.clear()
