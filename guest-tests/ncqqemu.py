@@ -88,10 +88,15 @@ class QemuProcess:
                 await qmp.connect(self.sock)
                 return qmp
             except ConnectError:
-                if self.proc.returncode is not None or \
-                        time.monotonic() > t0 + 30:
+                # QEMU quitting at startup (a bad property, a state it
+                # cannot load) closes the socket mid-negotiation
+                try:
+                    await asyncio.wait_for(self.proc.wait(), 0.5)
+                    return None
+                except asyncio.TimeoutError:
+                    pass
+                if time.monotonic() > t0 + 30:
                     raise
-                await asyncio.sleep(0.02)
 
     async def _status(self):
         """QEMU's run state, or None once QEMU has ended."""
