@@ -214,7 +214,7 @@ deb [signed-by=$KEYRING target=Packages] http://deb.debian.org/debian-security $
     # Lists older than a day are fetched again ('updated' marks the last success).
     if [ ! -f "$d/updated" ] || [ -n "$(find "$d/updated" -mmin +1440)" ]; then
         log "apt-get update for Debian $SUITE (private lists in $d/lists)"
-        if apt-get -q "${APT_OPTS[@]}" update >&2; then
+        if apt-get -q --error-on=any "${APT_OPTS[@]}" update >&2; then
             touch "$d/updated"
         elif [ -f "$d/updated" ]; then
             log "note: apt-get update failed; using Debian $SUITE's lists of $(date -r "$d/updated" '+%F %T')"
@@ -395,6 +395,7 @@ else
         [ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$DL"
         if ! (cd "$DL" && apt-get "${APT_OPTS[@]}" download -q "$KPKG=$KPKGVER" >&2); then
             rm -rf "$DL"
+            [ -z "$APT_DIR" ] || die "apt-get download $KPKG=$KPKGVER failed: is deb.debian.org reachable? (Debian $SUITE's lists: $APT_DIR)"
             die "apt-get download $KPKG=$KPKGVER failed: is Debian's archive reachable? run 'apt-get update' (scripts/install-deps.sh)"
         fi
         f=$(ls -1 "$DL"/*.deb)
