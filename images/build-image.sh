@@ -261,7 +261,7 @@ check_user_modules() {
     [ -d "$USER_MODULES" ] || die "--modules $USER_MODULES: no such directory"
     USER_MODULES=$(cd "$USER_MODULES" && pwd)
     KREL=$(basename "$USER_MODULES")
-    [ -n "$(find "$USER_MODULES" \( "${KO_NAMES[@]}" \) -print -quit)" ] \
+    [ -n "$(find "$USER_MODULES/" \( "${KO_NAMES[@]}" \) -print -quit)" ] \
         || die "--modules $USER_MODULES is not a lib/modules/<version> tree (no kernel modules in it)$(modules_tree_hint "$USER_MODULES")"
     case "$KREL" in [0-9]*) ;; *) die "--modules $USER_MODULES is not a lib/modules/<version> tree (its name is no kernel release)$(modules_tree_hint "$USER_MODULES")" ;; esac
     local brel
@@ -379,8 +379,8 @@ if [ -n "$USER_KERNEL" ]; then
     done
     if [ $USER_DEPMOD = 1 ]; then
         MODSRC=$KTREE/lib/modules/$KREL
-        mkdir -p "$KTREE/lib/modules"
-        cp -a --reflink=auto "$USER_MODULES" "$MODSRC"
+        mkdir -p "$MODSRC"
+        cp -a --reflink=auto "$USER_MODULES/." "$MODSRC/"
         depmod -b "$KTREE" "$KREL" || die "depmod on a copy of $USER_MODULES failed"
     fi
 else
