@@ -2,10 +2,15 @@
 # Build the ncq-disk guest image: a kernel (vmlinuz) and an initramfs (initrd.img)
 # made from Debian packages only.  See docs/guest-image.md.
 #
-#   images/build-image.sh                              # Debian 12's current kernel
-#   images/build-image.sh --kernel-version 6.1.0-NN-amd64
+#   images/build-image.sh                              # Debian 12's current kernel (6.1)
+#   images/build-image.sh --debian trixie              # Debian 13's current kernel (6.12)
+#   images/build-image.sh [--debian S] --kernel-version 6.1.0-NN-amd64
+#   images/build-image.sh [--debian S] --list-kernels  # the versions --kernel-version takes
 #   images/build-image.sh --kernel PATH/bzImage --modules DIR   # DIR = lib/modules/<ver>
 #   images/build-image.sh --print-dir                  # only print the directory
+#   --debian bookworm|trixie  the Debian release whose kernel package is used
+#                             (default bookworm); a release other than the host's is
+#                             resolved with private apt lists in $NCQ_CACHE/apt/<release>
 #   --compress gzip|xz|none   initramfs compression (default gzip; see the doc)
 #   --force                   rebuild even when the output directory exists
 #
@@ -48,12 +53,14 @@ E2FS_LINKS=(mkfs.ext2:mke2fs mkfs.ext3:mke2fs mkfs.ext4:mke2fs
 log() { echo "build-image: $*" >&2; }
 die() { echo "build-image: error: $*" >&2; exit 1; }
 
-usage() {
-    sed -n '2,16s/^# \{0,1\}//p' "$SELF"
+usage() {  # the header comment above, up to 'set -euo pipefail'
+    sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$SELF"
     exit "${1:-0}"
 }
 
 KVER_PIN=
+SUITE=
+LIST_KERNELS=0
 USER_KERNEL=
 USER_MODULES=
 PRINT_DIR=0
@@ -63,6 +70,9 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --kernel-version) [ $# -ge 2 ] || die "$1 needs a value"; KVER_PIN=$2; shift 2 ;;
         --kernel-version=*) KVER_PIN=${1#*=}; shift ;;
+        --debian) [ $# -ge 2 ] || die "$1 needs a value"; SUITE=$2; shift 2 ;;
+        --debian=*) SUITE=${1#*=}; shift ;;
+        --list-kernels) LIST_KERNELS=1; shift ;;
         --kernel) [ $# -ge 2 ] || die "$1 needs a value"; USER_KERNEL=$2; shift 2 ;;
         --kernel=*) USER_KERNEL=${1#*=}; shift ;;
         --modules) [ $# -ge 2 ] || die "$1 needs a value"; USER_MODULES=$2; shift 2 ;;
@@ -77,8 +87,17 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$USER_MODULES" ] || [ -n "$USER_KERNEL" ] || die "--modules needs --kernel"
 [ -z "$USER_KERNEL" ] || [ -z "$KVER_PIN" ] || die "--kernel and --kernel-version exclude each other"
+[ -z "$USER_KERNEL" ] || [ -z "$SUITE" ] || die "--kernel and --debian exclude each other (--debian picks a Debian kernel package)"
+[ -z "$USER_KERNEL" ] || [ $LIST_KERNELS = 0 ] || die "--kernel and --list-kernels exclude each other"
 case "$COMPRESS" in gzip | xz | none) ;; *) die "--compress wants gzip, xz or none, got '$COMPRESS'" ;; esac
-case "$KVER_PIN" in '' | [0-9]*-amd64) ;; *) die "--kernel-version wants e.g. 6.1.0-NN-amd64, got '$KVER_PIN'" ;; esac
+# The Debian releases whose kernels the image is known to work with, and the
+# --kernel-version form of their kernel packages.
+case "${SUITE:=bookworm}" in
+    bookworm) KVER_EXAMPLE=6.1.0-NN-amd64 ;;
+    trixie) KVER_EXAMPLE=6.12.NN+deb13-amd64 ;;
+    *) die "--debian wants bookworm (Debian 12, the default) or trixie (Debian 13), got '$SUITE'" ;;
+esac
+case "$KVER_PIN" in '' | [0-9]*-amd64) ;; *) die "--kernel-version wants e.g. $KVER_EXAMPLE, got '$KVER_PIN'" ;; esac
 
 # ---------------------------------------------------------------- tools
 need() {  # need COMMAND PACKAGE
@@ -163,19 +182,107 @@ done
 mapfile -t HOSTPKGS < <(printf '%s\n' "${HOSTPKGS[@]}" | sort -u)
 PKGVERSIONS=$(dpkg-query -W -f='${binary:Package} ${Version}\n' "${HOSTPKGS[@]}" | sort)
 
+# ---------------------------------------------------------------- apt
+# The host's own Debian release is resolved with the host's apt lists (as
+# 'apt-get update' left them).  Any other release gets private lists under
+# $CACHE/apt/<release>: the host's sources and lists are never touched.
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+APT_OPTS=()
+APT_DIR=
+apt_private() {  # sets APT_OPTS and APT_DIR for $SUITE; fetches its lists when needed
+    APT_DIR=$CACHE/apt/$SUITE
+    local d=$APT_DIR src
+    [ -f "$KEYRING" ] || die "$KEYRING missing: install Debian package debian-archive-keyring"
+    mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/empty"
+    # 'target=Packages': the package index only (no translations or AppStream data)
+    src="deb [signed-by=$KEYRING target=Packages] http://deb.debian.org/debian $SUITE main
+deb [signed-by=$KEYRING target=Packages] http://deb.debian.org/debian $SUITE-updates main
+deb [signed-by=$KEYRING target=Packages] http://deb.debian.org/debian-security $SUITE-security main"
+    if [ "$(cat "$d/sources.list" 2>/dev/null)" != "$src" ]; then
+        echo "$src" >"$d/sources.list"
+        rm -f "$d/updated"
+    fi
+    [ -f "$d/status" ] || : >"$d/status"
+    # An empty dpkg status and no preferences: the candidate is the release's
+    # newest, whatever the host has installed or pinned.
+    APT_OPTS=(-o "Dir::Etc::sourcelist=$d/sources.list" -o "Dir::Etc::sourceparts=$d/empty"
+        -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache"
+        -o "Dir::State::status=$d/status" -o "Dir::Etc::preferences=$d/empty/none"
+        -o "Dir::Etc::preferencesparts=$d/empty" -o "APT::Architectures::=amd64")
+    exec 8>"$d/.lock"
+    flock 8
+    # Lists older than a day are fetched again ('updated' marks the last success).
+    if [ ! -f "$d/updated" ] || [ -n "$(find "$d/updated" -mmin +1440)" ]; then
+        log "apt-get update for Debian $SUITE (private lists in $d/lists)"
+        if apt-get -q --error-on=any "${APT_OPTS[@]}" update >&2; then
+            touch "$d/updated"
+        elif [ -f "$d/updated" ]; then
+            log "note: apt-get update failed; using Debian $SUITE's lists of $(date -r "$d/updated" '+%F %T')"
+        else
+            die "apt-get update for Debian $SUITE failed: is deb.debian.org reachable? (lists go to $d/lists)"
+        fi
+    fi
+    exec 8>&-
+}
+if [ -z "$USER_KERNEL" ]; then
+    HOST_SUITE=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") || true
+    [ "$SUITE" = "$HOST_SUITE" ] || apt_private
+fi
+if [ $LIST_KERNELS = 1 ]; then
+    apt-cache "${APT_OPTS[@]}" search --names-only '^linux-image-[0-9].*-amd64$' \
+        | sed -n 's/^linux-image-\([^ ]*\) - .*/\1/p' | sort -V
+    exit 0
+fi
+
 # ---------------------------------------------------------------- kernel identity
-KPKG='' KPKGVER='' KDEB='' KERNEL_ID='' KCONFIG=''
+# The release string of a bzImage (what 'uname -r' will say), from its setup
+# header (Documentation/arch/x86/boot.rst: "HdrS" at 0x202, at 0x20e the
+# offset - 0x200 of the version string).  Nothing when it is no bzImage.
+bzimage_release() {
+    local off
+    [ "$(dd if="$1" bs=1 skip=514 count=4 2>/dev/null)" = HdrS ] || return 0
+    off=$(od -An -tu2 -j526 -N2 "$1" | tr -d ' ')
+    [ "${off:-0}" -gt 0 ] || return 0
+    dd if="$1" bs=1 skip=$((off + 512)) count=256 2>/dev/null | tr '\0' '\n' | head -1 | cut -d' ' -f1
+}
+# A module file name: plain or compressed as the kernel's build may leave it.
+KO_NAMES=(-name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz')
+# Where under DIR a lib/modules/<version> tree is, for the error message.
+modules_tree_hint() {
+    local c
+    for c in "$1"/lib/modules/* "$1"/usr/lib/modules/* "$1"/*; do
+        [ -d "$c/kernel" ] && { echo "; did you mean --modules $c ?"; return; }
+    done
+    echo "; for a kernel tree: make modules_install INSTALL_MOD_PATH=/tmp/mods, then --modules /tmp/mods/lib/modules/<version>"
+}
+# --modules DIR: a lib/modules/<version> tree.  Without modules.dep (unpacked
+# from a package, or copied) depmod runs on a private copy at build time.
+check_user_modules() {
+    [ -d "$USER_MODULES" ] || die "--modules $USER_MODULES: no such directory"
+    USER_MODULES=$(cd "$USER_MODULES" && pwd)
+    KREL=$(basename "$USER_MODULES")
+    [ -n "$(find "$USER_MODULES/" \( "${KO_NAMES[@]}" \) -print -quit)" ] \
+        || die "--modules $USER_MODULES is not a lib/modules/<version> tree (no kernel modules in it)$(modules_tree_hint "$USER_MODULES")"
+    case "$KREL" in [0-9]*) ;; *) die "--modules $USER_MODULES is not a lib/modules/<version> tree (its name is no kernel release)$(modules_tree_hint "$USER_MODULES")" ;; esac
+    local brel
+    brel=$(bzimage_release "$USER_KERNEL")
+    [ -z "$brel" ] || [ "$brel" = "$KREL" ] \
+        || die "--kernel $USER_KERNEL is release $brel but --modules is for $KREL: pass the lib/modules/$brel tree of the same build"
+    USER_DEPMOD=0
+    if [ ! -f "$USER_MODULES/modules.dep" ]; then
+        USER_DEPMOD=1
+        log "note: $USER_MODULES has no modules.dep: running depmod on a private copy"
+    fi
+}
+KPKG='' KPKGVER='' KDEB='' KERNEL_ID='' KCONFIG='' USER_DEPMOD=0
 if [ -n "$USER_KERNEL" ]; then
     [ -f "$USER_KERNEL" ] || die "--kernel $USER_KERNEL: no such file"
     if [ -n "$USER_MODULES" ]; then
-        [ -d "$USER_MODULES" ] || die "--modules $USER_MODULES: no such directory"
-        USER_MODULES=$(cd "$USER_MODULES" && pwd)
-        [ -f "$USER_MODULES/modules.dep" ] \
-            || die "$USER_MODULES/modules.dep missing: --modules wants a lib/modules/<version> tree made by 'make modules_install' (which runs depmod)"
-        KREL=$(basename "$USER_MODULES")
+        check_user_modules
     else
         log "note: no --modules: the kernel must have AHCI, SCSI disk, bfq, kyber and ext4 built in"
-        KREL=none
+        KREL=$(bzimage_release "$USER_KERNEL")
+        KREL=${KREL:-none}
     fi
     KERNEL_ID="user-kernel $(sha256sum <"$USER_KERNEL" | cut -d' ' -f1) release $KREL"
 else
@@ -184,18 +291,21 @@ else
     else
         # The candidate linux-image-amd64 depends on exactly one concrete kernel
         # package, usually with its version: "linux-image-6.1.0-NN-amd64 (= V)".
-        read -r KPKG KPKGVER < <(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
+        read -r KPKG KPKGVER < <(apt-cache "${APT_OPTS[@]}" show --no-all-versions linux-image-amd64 2>/dev/null \
             | sed -n 's/^Depends:.*\(linux-image-[0-9][^ ,]*\)\( (= \([^)]*\))\)\{0,1\}.*/\1 \3/p' \
             | head -1) || true
-        [ -n "${KPKG:-}" ] || die "cannot resolve linux-image-amd64 from apt's lists: run 'apt-get update' (Debian 12 sources needed; scripts/install-deps.sh)"
+        if [ -z "${KPKG:-}" ] && [ -n "$APT_DIR" ]; then
+            die "cannot resolve linux-image-amd64 from Debian $SUITE's lists: delete $APT_DIR/updated and run again (fetches them)"
+        fi
+        [ -n "${KPKG:-}" ] || die "cannot resolve linux-image-amd64 from apt's lists: run 'apt-get update' (Debian $SUITE sources needed; scripts/install-deps.sh)"
     fi
     KREL=${KPKG#linux-image-}
     [ -n "${KPKGVER:-}" ] \
-        || KPKGVER=$(apt-cache policy "$KPKG" 2>/dev/null | awk '$1 == "Candidate:" {print $2; exit}') || true
+        || KPKGVER=$(apt-cache "${APT_OPTS[@]}" policy "$KPKG" 2>/dev/null | awk '$1 == "Candidate:" {print $2; exit}') || true
     if [ -z "$KPKGVER" ] || [ "$KPKGVER" = "(none)" ]; then
         # Gone from the archive (or lists missing): a cached .deb still does.
         KDEB=$(ls -1 "$CACHE/debs/${KPKG}_"*_amd64.deb 2>/dev/null | sort -V | tail -1) || true
-        [ -n "$KDEB" ] || die "package $KPKG unknown to apt and not in $CACHE/debs: run 'apt-get update', or pick a current one with --kernel-version (apt-cache search linux-image-6.1)"
+        [ -n "$KDEB" ] || die "package $KPKG unknown to Debian $SUITE's apt lists and not in $CACHE/debs: pick a current one ($0 --debian $SUITE --list-kernels)"
         KPKGVER=$(dpkg-deb -f "$KDEB" Version)
         log "$KPKG not in apt's lists; using cached $(basename "$KDEB")"
     fi
@@ -210,9 +320,11 @@ source_date_epoch $EPOCH
 compress $COMPRESS
 kernel $KERNEL_ID
 $(sed 's/^/package /' <<<"$PKGVERSIONS")"
+[ -n "$USER_KERNEL" ] || INPUTS+="
+debian_release $SUITE"
 if [ -n "$USER_MODULES" ]; then
     # modules.* indexes plus every module file: a rebuilt module changes the hash.
-    MODHASH=$(cd "$USER_MODULES" && find . -type f \( -name '*.ko*' -o -name 'modules.dep' \
+    MODHASH=$(cd "$USER_MODULES" && find . -type f \( "${KO_NAMES[@]}" -o -name 'modules.dep' \
         -o -name 'modules.builtin*' -o -name 'modules.order' -o -name 'modules.softdep' \) -print0 \
         | sort -z | xargs -0 -r sha256sum | sha256sum | cut -d' ' -f1)
     INPUTS+="
@@ -256,8 +368,21 @@ mkdir -p "$ROOT" "$KTREE"
 if [ -n "$USER_KERNEL" ]; then
     VMLINUZ=$USER_KERNEL
     MODSRC=$USER_MODULES
+    # Its .config, where a kernel build or an unpacked package leaves it.
     KCONFIG=
-    [ -z "$MODSRC" ] || [ ! -f "$MODSRC/build/.config" ] || KCONFIG="$MODSRC/build/.config"
+    kdir=$(cd "$(dirname "$USER_KERNEL")" && pwd)
+    cands=("$kdir/config-$KREL")
+    case "$kdir" in */arch/x86/boot) cands+=("${kdir%/arch/x86/boot}/.config") ;; esac
+    [ -z "$MODSRC" ] || cands+=("$MODSRC/build/.config")
+    for c in "${cands[@]}"; do
+        [ -n "$KCONFIG" ] || [ ! -f "$c" ] || KCONFIG=$c
+    done
+    if [ $USER_DEPMOD = 1 ]; then
+        MODSRC=$KTREE/lib/modules/$KREL
+        mkdir -p "$MODSRC"
+        cp -a --reflink=auto "$USER_MODULES/." "$MODSRC/"
+        depmod -b "$KTREE" "$KREL" || die "depmod on a copy of $USER_MODULES failed"
+    fi
 else
     if [ -z "$KDEB" ]; then
         KDEB=$(ls -1 "$CACHE/debs/${KPKG}_${KPKGVER/:/%3a}_amd64.deb" 2>/dev/null) || true
@@ -268,8 +393,9 @@ else
         # fetches as user _apt when that user can write there.
         DL=$(mktemp -d "${TMPDIR:-/tmp}/ncq-apt.XXXXXX")
         [ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$DL"
-        if ! (cd "$DL" && apt-get download -q "$KPKG=$KPKGVER" >&2); then
+        if ! (cd "$DL" && apt-get "${APT_OPTS[@]}" download -q "$KPKG=$KPKGVER" >&2); then
             rm -rf "$DL"
+            [ -z "$APT_DIR" ] || die "apt-get download $KPKG=$KPKGVER failed: is deb.debian.org reachable? (Debian $SUITE's lists: $APT_DIR)"
             die "apt-get download $KPKG=$KPKGVER failed: is Debian's archive reachable? run 'apt-get update' (scripts/install-deps.sh)"
         fi
         f=$(ls -1 "$DL"/*.deb)
@@ -373,9 +499,19 @@ if [ -n "$MODSRC" ]; then
     done
     mapfile -t MODLIST < <(printf '%s\n' "${!PICKED[@]}" | sort)
     MDST=$ROOT/usr/lib/modules/$KREL
+    # Compressed modules (Debian 13's are .ko.xz) go in decompressed: the
+    # guest's kmod would decompress them under TCG on every boot (3.7 s of
+    # guest time for Debian 13's 17, measured), and Debian 12's kmod cannot read
+    # .ko.gz.  A module's signature is appended before compression, so it
+    # stays valid.  The initramfs is compressed as a whole anyway.
     for m in "${MODLIST[@]}"; do
         mkdir -p "$(dirname "$MDST/$m")"
-        cp "$MODSRC/$m" "$MDST/$m"
+        case "$m" in
+            *.ko.xz) need xz xz-utils; xz -dc "$MODSRC/$m" >"$MDST/${m%.xz}" ;;
+            *.ko.zst) need zstd zstd; zstd -qdc "$MODSRC/$m" >"$MDST/${m%.zst}" ;;
+            *.ko.gz) gzip -dc "$MODSRC/$m" >"$MDST/${m%.gz}" ;;
+            *) cp "$MODSRC/$m" "$MDST/$m" ;;
+        esac || die "cannot copy module $MODSRC/$m into the image"
     done
     for f in modules.order modules.builtin modules.builtin.modinfo; do
         [ ! -f "$MODSRC/$f" ] || cp "$MODSRC/$f" "$MDST/$f"
@@ -409,7 +545,7 @@ chmod 644 "$STAGE"/*
     echo "$INPUTS"
     echo "kernel_release $KREL"
     [ -z "$KDEB" ] || echo "kernel_deb $(basename "$KDEB") sha256 $(sha256sum <"$KDEB" | cut -d' ' -f1)"
-    for m in "${MODLIST[@]}"; do echo "module $m"; done
+    for m in "${MODLIST[@]}"; do echo "module ${m%.ko*}.ko"; done
     echo "initrd_uncompressed_bytes $(du -sb --apparent-size "$ROOT" | cut -f1)"
     echo "sha256 vmlinuz $(sha256sum <"$STAGE/vmlinuz" | cut -d' ' -f1)"
     echo "sha256 initrd.img $(sha256sum <"$STAGE/initrd.img" | cut -d' ' -f1)"
