@@ -19,7 +19,7 @@ APT_PKGS=(
     # Fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime
     clang libclang-rt-14-dev
     # Guest image inputs
-    busybox-static kmod fio hdparm cpio
+    busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
 )
 
 # trixie's source archive carries the pinned QEMU 10.0.x
