@@ -38,8 +38,8 @@ def scheduler_lines(sched):
     for k, v in sched.tunables:
         f = f"{QUEUE}/iosched/{k}"
         out += [f"[ -e {f} ] || fail \"scheduler {n} in kernel $(uname -r) "
-                f"has no tunable {k} (it has: $(ls {QUEUE}/iosched | "
-                f"tr '\\n' ' '))\"",
+                f"has no tunable {k} (it has: "
+                f"$(echo $(ls {QUEUE}/iosched)))\"",
                 f"echo {_q(v)} > {f} 2>/dev/null || fail \"scheduler {n} in "
                 f"kernel $(uname -r) refused {k}={v}\"",
                 f"echo \"tunable {k} $(cat {f})\""]

@@ -202,12 +202,11 @@ def merge(dirs, out):
             "cells": [cells[i] for i in sorted(cells)]}
 
 
-def finish(a, out, res):
+def finish(a, out, res, base):
     """Write the outputs, compare with the baseline; the exit status."""
     status = 0
     changes, notes, base_lines = {}, [], []
-    if a.baseline:
-        base = load_results(a.baseline)
+    if base:
         try:
             baseline.check_comparable(base, res, a.baseline)
         except baseline.NotComparable as e:
@@ -236,6 +235,14 @@ def finish(a, out, res):
 def main(argv=None):
     a = parse_args(argv)
     try:
+        # a bad baseline is refused before any cell runs
+        base = load_results(a.baseline) if a.baseline else None
+        if base and not a.merge:
+            qemu = ncqguest.qemu_build_dir() / "qemu-system-x86_64"
+            if base["qemu"]["sha256"] != sc.qemu_sha256(qemu):
+                baseline.check_comparable(
+                    base, {"qemu": {"sha256": sc.qemu_sha256(qemu)},
+                           "cells": []}, a.baseline)
         if a.merge:
             out = Path(a.out or ncqguest.ROOT / "_build" / "compare" /
                        "merged")
@@ -243,7 +250,7 @@ def main(argv=None):
             res = merge(a.merge, out)
         else:
             out, res = run_matrix(a)
-        return finish(a, out, res)
-    except (Refused, matrix.MatrixError) as e:
+        return finish(a, out, res, base)
+    except (Refused, matrix.MatrixError, baseline.NotComparable) as e:
         print(f"compare: {e}", file=sys.stderr)
         return 2
