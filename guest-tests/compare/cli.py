@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 from pathlib import Path
 
 import ncqguest
@@ -18,6 +19,7 @@ import workloads
 from compare import baseline, cell, junit, kernels, matrix, report
 
 FORMAT = "ncq-compare-results 1"
+T0 = time.monotonic()
 
 
 class Refused(Exception):
@@ -228,7 +230,7 @@ def finish(a, out, res, base):
         status = 1
     print("\n".join(base_lines))
     print(f"wrote {out / 'report.md'}, {out / 'results.json'}, "
-          f"{out / 'junit.xml'}")
+          f"{out / 'junit.xml'} ({time.monotonic() - T0:.0f} s)")
     return 1 if failed or changes or status else 0
 
 

@@ -95,11 +95,14 @@ def fio_jobs(fio):
 
 
 def cdf_points(values):
-    """CDF_POINTS quantiles (0 %, 1 %, ..., 100 %) of a series: enough to
-    draw its CDF from results.json alone."""
+    """CDF_POINTS quantiles (0 %, 1 %, ..., 100 %) of a series, each an
+    observed value (no interpolation, so that a short series keeps its
+    steps): enough to draw its CDF from results.json alone."""
     if not values:
         return []
-    return [_r(sc.percentile(values, 100 * i / (CDF_POINTS - 1)))
+    v = sorted(values)
+    n = len(v)
+    return [_r(v[(n - 1) * i // (CDF_POINTS - 1)])
             for i in range(CDF_POINTS)]
 
 

@@ -73,6 +73,15 @@ def _bars(plt, ax, names, values, ylabel):
     ax.set_ylabel(ylabel)
 
 
+def _buckets(top):
+    """Delay-count buckets 0, 1, 2-3, 4-7, ... up to top."""
+    out, lo = [(0, 0)], 1
+    while lo <= top:
+        out.append((lo, 2 * lo - 1))
+        lo *= 2
+    return out
+
+
 def plots(cells, axes, outdir, stem, title):
     """The workload's four PNGs; their paths."""
     plt = sc.pyplot()
@@ -116,17 +125,22 @@ def plots(cells, axes, outdir, stem, title):
     pngs.append(sc.save(fig, outdir / f"{stem}-cdf.png"))
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
+    edges = _buckets(max(c["metrics"]["delay_max"] for c in ok))
     for i, c in enumerate(ok):
         h = c["metrics"]["delay_hist"]
         total = sum(h.values()) or 1
-        xs = [int(k) for k in h]
-        ax.step(xs, [v / total for v in h.values()], where="mid",
-                color=f"C{i}", label=f"{names[i]} (max "
-                f"{c['metrics']['delay_max']})")
+        counts = [sum(v for k, v in h.items() if lo <= int(k) <= hi)
+                  for lo, hi in edges]
+        ax.bar([k + i * w for k in range(len(edges))],
+               [x / total for x in counts], w, color=f"C{i}",
+               label=f"{names[i]} (max {c['metrics']['delay_max']})")
+    ax.set_xticks([k + 0.4 - w / 2 for k in range(len(edges))])
+    ax.set_xticklabels([str(lo) if lo == hi else f"{lo}-{hi}"
+                        for lo, hi in edges], fontsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("delay count (later arrivals completed first)")
     ax.set_ylabel("fraction of commands")
-    ax.set_title(f"{title}: delay-count distribution")
+    ax.set_title(f"{title}: delay-count histogram")
     ax.legend(fontsize=7)
     pngs.append(sc.save(fig, outdir / f"{stem}-delay.png"))
     return pngs
@@ -150,8 +164,7 @@ def _head(res, base_lines):
            f"{len(cells)} of {m['cells']} cells ({how}"
            f"{sum(c['status'] == 'ok' for c in cells)} ran). QEMU "
            f"`qemu-system-x86_64` sha256 {res['qemu']['sha256'][:12]}. "
-           "Written by `scripts/compare.py` ([docs](../compare.md) when "
-           "the report is under docs/).", "",
+           "Written by `scripts/compare.py` (docs/compare.md).", "",
            sc.md_table(["kernel", "image", "kernel package", "uname -r"],
                        [[k] + v for k, v in kern.items()]), ""]
     if base_lines:
@@ -176,7 +189,9 @@ def write(out, res, base_lines=()):
             for c in cells])
         text += [f"## Workload `{w}`", "",
                  f"Metric that matters: {inp['workload_metric']}. "
-                 f"Parameters {inp['workload_params'] or '-'}; workload "
+                 "Parameters " + (", ".join(f"{k}={v}" for k, v in
+                                   inp["workload_params"].items()) or "-")
+                 + "; workload "
                  f"sha256 {inp['workload_sha256'][:12]}.", "",
                  sc.md_table(["metric"] + [label(c, axes, "<br>")
                                            for c in cells], rows), ""]
