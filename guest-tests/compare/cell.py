@@ -152,5 +152,6 @@ def run(cell, spec, image, options, memory, timeout_s, cdir):
     raw["metrics"] = metrics.cell_metrics(records, fio, metrics.lat_logs(
         {k: v for k, v in res.files.items() if k.startswith("lat-")}),
         MARKER_LBA)
+    raw["metrics"].update(metrics.libata_health(res.dmesg))
     raw["guest_s"] = metrics.guest_seconds(records, MARKER_LBA)
     return None, raw

@@ -127,6 +127,8 @@ def run_cells(m, cells, specs, images, out, jobs):
             rec = _record(c, specs[c.workload], m, images[c.kernel], err,
                           raw, cdir, out)
             state = "ok" if not err else f"FAILED: {err.splitlines()[0]}"
+            if raw.get("metrics", {}).get("ncq_disabled"):
+                state += " (but libata turned NCQ off after errors)"
             print(f"[{n}/{len(cells)}] {c.id}: {state} "
                   f"({raw.get('wall_s', 0):.1f} s wall, "
                   f"{raw.get('guest_s', 0):.1f} s guest)", flush=True)

@@ -26,6 +26,7 @@ COMPARED = {
     "delay_max": "delay count max",
     "delay_p99": "delay count p99",
     "timeouts": "forced time-outs",
+    "libata_errors": "libata failed commands (dmesg)",
     "fairness": "fairness (Jain, jobs' IOPS)",
 }
 _LOG = re.compile(r"lat-(.+)_clat\.(\d+)\.log\Z")
@@ -151,6 +152,13 @@ def cell_metrics(records, fio, logs, marker):
         "lat_cdf_ms": cdf_points(host or drive),
         "lat_source": "fio" if host else "trace",
     }
+
+
+def libata_health(dmesg):
+    """What the guest's libata said went wrong: failed commands, and
+    whether it turned NCQ off (then the cell measured no queueing)."""
+    return {"libata_errors": dmesg.count("failed command:"),
+            "ncq_disabled": "NCQ disabled" in dmesg}
 
 
 def flat(m):

@@ -196,6 +196,11 @@ def write(out, res, base_lines=()):
                  sc.md_table(["metric"] + [label(c, axes, "<br>")
                                            for c in cells], rows), ""]
         for c in cells:
+            if c["status"] == "ok" and c["metrics"].get("ncq_disabled"):
+                text += [f"Warning: {c['id']}: libata turned NCQ off after "
+                         f"{c['metrics']['libata_errors']} failed commands "
+                         "(the guest's dmesg.txt in the cell's directory)."
+                         " The cell measured no queueing.", ""]
             if c["status"] != "ok":
                 text += [f"Failed: {c['id']}: "
                          f"{c['error'].splitlines()[0]}", ""]

@@ -62,3 +62,13 @@ def test_flat_names_the_compared_metrics():
 def test_missing_marker_is_an_error():
     with pytest.raises(ValueError, match="markers"):
         metrics.cell_metrics(trace()[2:], None, {}, MARKER)
+
+
+def test_libata_health_counts_failed_commands_and_ncq_off():
+    dmesg = ("ata1.00: failed command: READ FPDMA QUEUED\n"
+             "ata1.00: NCQ disabled due to excessive errors\n"
+             "ata1.00: failed command: READ FPDMA QUEUED\n")
+    assert metrics.libata_health(dmesg) == {"libata_errors": 2,
+                                            "ncq_disabled": True}
+    assert metrics.libata_health("ata1.00: NCQ (depth 32)\n") == {
+        "libata_errors": 0, "ncq_disabled": False}
