@@ -149,6 +149,9 @@ def run_matrix(a):
     specs = _specs(m)
     images = _images(m, cells)
     build = ncqguest.qemu_build_dir()
+    # every cell (each a forked worker) uses this one build, and none
+    # runs scripts/build-qemu.sh again
+    os.environ["NCQ_QEMU_BUILD"] = str(build)
     qemu = build / "qemu-system-x86_64"
     out = Path(a.out or ncqguest.ROOT / "_build" / "compare" / m.name)
     out.mkdir(parents=True, exist_ok=True)
