@@ -149,9 +149,6 @@ def run_matrix(a):
     specs = _specs(m)
     images = _images(m, cells)
     build = ncqguest.qemu_build_dir()
-    # every cell (each a forked worker) uses this one build, and none
-    # runs scripts/build-qemu.sh again
-    os.environ["NCQ_QEMU_BUILD"] = str(build)
     qemu = build / "qemu-system-x86_64"
     out = Path(a.out or ncqguest.ROOT / "_build" / "compare" / m.name)
     out.mkdir(parents=True, exist_ok=True)
@@ -244,6 +241,10 @@ def main(argv=None):
     try:
         # a bad baseline is refused before any cell runs
         base = load_results(a.baseline) if a.baseline else None
+        if not a.merge:
+            # every cell (each a forked worker) uses this one build, and
+            # none runs scripts/build-qemu.sh again
+            os.environ["NCQ_QEMU_BUILD"] = str(ncqguest.qemu_build_dir())
         if base and not a.merge:
             qemu = ncqguest.qemu_build_dir() / "qemu-system-x86_64"
             if base["qemu"]["sha256"] != sc.qemu_sha256(qemu):
