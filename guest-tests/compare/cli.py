@@ -61,14 +61,17 @@ def _specs(m):
         raise Refused(f"{m.path}: {e}")
 
 
-def _images(m, cells):
-    """{kernel entry: image dir or KernelError}, for the cells' kernels."""
-    out = {}
+def _check_kernels(m):
     for k in m.kernels:
         if not kernels.known(k):
             raise Refused(f"{m.path}: kernel {k!r} is neither a name "
                           f"({', '.join(kernels.NAMED)}) nor an image "
                           "directory")
+
+
+def _images(cells):
+    """{kernel entry: image dir or KernelError}, for the cells' kernels."""
+    out = {}
     for k in dict.fromkeys(c.kernel for c in cells):
         try:
             out[k] = kernels.resolve(k)
@@ -138,7 +141,8 @@ def run_cells(m, cells, specs, images, out, jobs):
     return sorted(recs, key=lambda r: r["index"])
 
 
-def run_matrix(a):
+def run_matrix(a, base):
+    """Check the input, then run the cells; (output dir, results)."""
     m = matrix.load(a.matrix)
     cells = m.cells()
     shard = None
@@ -147,9 +151,17 @@ def run_matrix(a):
         shard = f"{i}/{n}"
         cells = matrix.shard(cells, i, n)
     specs = _specs(m)
-    images = _images(m, cells)
+    _check_kernels(m)
     build = ncqguest.qemu_build_dir()
+    # every cell (each a forked worker) uses this one build, and none runs
+    # scripts/build-qemu.sh again
+    os.environ["NCQ_QEMU_BUILD"] = str(build)
     qemu = build / "qemu-system-x86_64"
+    sha = sc.qemu_sha256(qemu)
+    if base:                   # refused before any cell runs
+        baseline.check_comparable(base, {"qemu": {"sha256": sha},
+                                         "cells": []}, a.baseline)
+    images = _images(cells)
     out = Path(a.out or ncqguest.ROOT / "_build" / "compare" / m.name)
     out.mkdir(parents=True, exist_ok=True)
     print(f"{len(cells)} cells of {len(m.cells())}"
@@ -163,7 +175,7 @@ def run_matrix(a):
                    "cells": len(m.cells()),
                    "workloads": m.workloads},
         "shard": shard,
-        "qemu": {"build": str(build), "sha256": sc.qemu_sha256(qemu)},
+        "qemu": {"build": str(build), "sha256": sha},
         "cells": recs}
 
 
@@ -241,23 +253,13 @@ def main(argv=None):
     try:
         # a bad baseline is refused before any cell runs
         base = load_results(a.baseline) if a.baseline else None
-        if not a.merge:
-            # every cell (each a forked worker) uses this one build, and
-            # none runs scripts/build-qemu.sh again
-            os.environ["NCQ_QEMU_BUILD"] = str(ncqguest.qemu_build_dir())
-        if base and not a.merge:
-            qemu = ncqguest.qemu_build_dir() / "qemu-system-x86_64"
-            if base["qemu"]["sha256"] != sc.qemu_sha256(qemu):
-                baseline.check_comparable(
-                    base, {"qemu": {"sha256": sc.qemu_sha256(qemu)},
-                           "cells": []}, a.baseline)
         if a.merge:
             out = Path(a.out or ncqguest.ROOT / "_build" / "compare" /
                        "merged")
             out.mkdir(parents=True, exist_ok=True)
             res = merge(a.merge, out)
         else:
-            out, res = run_matrix(a)
+            out, res = run_matrix(a, base)
         return finish(a, out, res, base)
     except (Refused, matrix.MatrixError, baseline.NotComparable) as e:
         print(f"compare: {e}", file=sys.stderr)
