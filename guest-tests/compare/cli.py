@@ -242,7 +242,8 @@ def finish(a, out, res, base):
         print(f"merged {len(res['cells'])} of {res['matrix']['cells']} "
               f"cells: {missing} missing (a shard not given to --merge?)")
         status = 1
-    print("\n".join(base_lines))
+    if base_lines:
+        print("\n".join(base_lines))
     print(f"wrote {out / 'report.md'}, {out / 'results.json'}, "
           f"{out / 'junit.xml'} ({time.monotonic() - T0:.0f} s)")
     return 1 if failed or changes or status else 0
