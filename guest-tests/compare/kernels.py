@@ -20,11 +20,13 @@ def _script_line(args):
     p = subprocess.run([str(script), *args], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
-        err = [x for x in p.stderr.splitlines() if x.strip()] or \
-            [x for x in p.stdout.splitlines() if x.strip()] or \
-            [f"exited with {p.returncode}"]
+        # its own error line ("build-image: ..."), not the usage text that
+        # may follow it
+        lines = [x.strip() for x in p.stderr.splitlines() if x.strip()]
+        own = [x for x in lines if x.startswith("build-image:")]
+        err = own or lines or [f"exited with {p.returncode}"]
         raise KernelError(f"images/build-image.sh {' '.join(args)}: "
-                          f"{err[-1].strip()}")
+                          f"{err[-1]}")
     out = [x for x in p.stdout.splitlines() if x.strip()]
     if not out:
         raise KernelError(f"images/build-image.sh {' '.join(args)} printed "
