@@ -232,6 +232,9 @@ def finish(a, out, res, base):
         base_lines = baseline.summary(changes, notes, len(res["cells"]),
                                       a.threshold / 100, a.baseline)
     sc.dump(res, out / "results.json")
+    # the report from what results.json holds (keys sorted), so that a run
+    # and the merge of its shards give the same report
+    res = json.loads((out / "results.json").read_text())
     report.write(out, res, base_lines)
     junit.write(out / "junit.xml", res, changes)
     failed = [c for c in res["cells"] if c["status"] != "ok"]
