@@ -4,7 +4,7 @@ QEMU build or image refused."""
 import pytest
 
 from compare import baseline
-from helpers import base_metrics, cell, results
+from compare_helpers import base_metrics, cell, results
 
 
 def two(metrics2=None, sched2="mq-deadline"):

@@ -3,10 +3,11 @@ or QEMU build is needed (NCQ_QEMU_BUILD points nowhere here)."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = """kernels = ["6.1"]
 schedulers = ["none"]

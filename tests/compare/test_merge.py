@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from compare import cli, junit, report
-from helpers import base_metrics, cell, results
+from compare_helpers import base_metrics, cell, results
 
 
 def shard_dirs(tmp_path, qemu2="q1", matrix2="m1", dup=False):

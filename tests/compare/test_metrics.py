@@ -4,7 +4,7 @@ import math
 import pytest
 
 from compare import metrics
-from helpers import MARKER, fio, trace
+from compare_helpers import MARKER, fio, trace
 
 
 def test_trace_metrics_count_only_what_follows_the_marker():
