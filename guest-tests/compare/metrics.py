@@ -12,8 +12,8 @@ CDF_POINTS = 101
 # The scalar metrics a baseline comparison looks at, as flat names, with
 # their meaning (the report's row labels).
 COMPARED = {
-    "iops": "throughput, IOPS (fio, all jobs)",
-    "mbs": "throughput, MB/s (fio, all jobs)",
+    "iops": "throughput, IOPS (all jobs)",
+    "mbs": "throughput, MB/s (all jobs)",
     "lat_ms.p50": "latency p50 ms (measured jobs)",
     "lat_ms.p95": "latency p95 ms",
     "lat_ms.p99": "latency p99 ms",
