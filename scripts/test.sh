@@ -121,6 +121,10 @@ fi
 # model within its tolerance, one test per row; the sheets up to date.
 pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-validation.out" tests/validation
 
+# scripts/compare.py's matrix parsing, metrics, baseline, shards and report,
+# without a guest (its end-to-end run is guest-tests/test_compare.py).
+pytest_step "comparison tool (pytest tests/compare)" "$ROOT/_build/pytest-compare.out" tests/compare
+
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_N_matches_report).  Test
 # files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1

@@ -20,7 +20,7 @@ ERROR = "NCQ-COMPARE-ERROR"
 # records before it are the boot's (scenarios/__init__.py, markers).
 MARKER_LBA = 1000001
 # Kept out of the cell directory after the run: large and rebuilt each time.
-SCRATCH = ("disk.qcow2", "initrd+workload.img")
+SCRATCH = ("disk.qcow2", "workload.cpio")
 
 
 def _q(text):
