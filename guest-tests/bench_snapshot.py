@@ -9,10 +9,11 @@ test_*.py only).  Prints figures; docs/benchmarks.md records a run.
    it.  Medians over --rounds runs.
 
 2. With --suite: the wall time of the guest-test suite (pytest
-   guest-tests) with snapshots off and then on (the second with the cache
-   the first run of the suite filled, as on a CI machine that keeps
-   $NCQ_CACHE; --cold-too adds a run with an empty snapshot cache).  Takes
-   the suite's time three times over: about 20 min on 2 cores.
+   guest-tests): as before this work (snapshots off, one test file after
+   the other), then as scripts/test.sh runs it (snapshots on, one pytest
+   worker per core) with an empty snapshot cache (a fresh machine), then
+   again with the cache that run filled (a CI machine that keeps
+   $NCQ_CACHE).  About 15 min on 2 cores.
 
     export NCQ_QEMU_BUILD=... NCQ_IMAGE_DIR=...   # or let the scripts build
     python3 guest-tests/bench_snapshot.py [--rounds 5] [--suite]
@@ -81,30 +82,33 @@ def bench_start(rounds, tmp):
     return rows
 
 
-def suite_wall(snapshot, cache_env):
+def suite_wall(snapshot, jobs, env_extra):
     env = dict(os.environ, NCQ_SNAPSHOT="1" if snapshot else "0",
-               **cache_env)
+               **env_extra)
+    xdist = ["-n", str(jobs), "--dist", "loadfile"] if jobs > 1 else []
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q",
-                        "-p", "no:cacheprovider", "guest-tests"],
+                        "-p", "no:cacheprovider", *xdist, "guest-tests"],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
     last = (p.stdout.strip().splitlines() or ["(no output)"])[-1]
     return wall, last
 
 
-def bench_suite(cold_too):
-    runs = [("snapshots off", False, {})]
-    if cold_too:
-        cold = tempfile.mkdtemp(prefix="ncq-snapcache-")
-        # the build caches stay; only the snapshots start empty
-        runs.append(("snapshots on, empty snapshot cache", True,
-                     {"NCQ_SNAPSHOT_DIR": cold}))
-    runs.append(("snapshots on, cache kept", True, {}))
-    runs.insert(1, ("snapshots on (fills the cache)", True, {}))
-    for name, snap, env in runs:
-        wall, last = suite_wall(snap, env)
-        print(f"{name:36s} {wall:7.1f} s   {last}")
+def bench_suite():
+    cores = os.cpu_count()
+    fresh = tempfile.mkdtemp(prefix="ncq-snapcache-")
+    runs = [("snapshots off, 1 worker", False, 1, {}),
+            (f"snapshots on, {cores} workers, empty cache", True, cores,
+             {"NCQ_SNAPSHOT_DIR": fresh}),
+            (f"snapshots on, {cores} workers, cache kept", True, cores,
+             {"NCQ_SNAPSHOT_DIR": fresh})]
+    try:
+        for name, snap, jobs, env in runs:
+            wall, last = suite_wall(snap, jobs, env)
+            print(f"{name:40s} {wall:7.1f} s   {last}", flush=True)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def main():
@@ -112,9 +116,6 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--suite", action="store_true",
                     help="also time the guest-test suite, off and on")
-    ap.add_argument("--cold-too", action="store_true",
-                    help="with --suite: also a run with an empty "
-                         "snapshot cache")
     args = ap.parse_args()
     os.environ.setdefault("NCQ_QEMU_BUILD", str(ncqguest.qemu_build_dir()))
     os.environ.setdefault("NCQ_IMAGE_DIR", str(ncqguest.image_dir()))
@@ -128,7 +129,7 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     if args.suite:
         print()
-        bench_suite(args.cold_too)
+        bench_suite()
 
 
 if __name__ == "__main__":

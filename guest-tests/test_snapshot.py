@@ -118,7 +118,9 @@ def test_state_that_does_not_load_is_made_again(tmp_path):
         f.truncate(size // 2)
     g2, _, t2 = run(tmp_path / "b", snapshot_dir=tmp_path / "cache")
     assert g2.restored_from.key == g1.restored_from.key
-    assert state.stat().st_size == size
+    # made again (a migration stream's length varies by a few bytes from
+    # one save to the next; the guest state it holds does not)
+    assert abs(state.stat().st_size - size) < size // 100
     assert t1 == t2
 
 

@@ -26,5 +26,7 @@ meson install -C "$b" --quiet >/dev/null || die "installing ncq-sim failed"
 share=$PREFIX/share/ncq-disk
 mkdir -p "$share"
 cp -r "$ROOT/images" "$share/"
-cp "$ROOT/guest-tests/ncqguest.py" "$share/"
+# the harness and the modules it imports (snapshots, the QEMU process)
+cp "$ROOT/guest-tests/ncqguest.py" "$ROOT/guest-tests/ncqsnapshot.py" \
+    "$ROOT/guest-tests/ncqqemu.py" "$share/"
 echo "install: qemu-system-x86_64, qemu-img, ncq-sim in $PREFIX/bin; guest tools in $share"
