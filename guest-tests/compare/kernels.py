@@ -51,11 +51,22 @@ def resolve(name):
     return path.resolve()
 
 
+def _shown(path):
+    """An image directory as results.json names it: under the cache as
+    $NCQ_CACHE/..., so that a committed report names no directory of the
+    machine that made it (the inputs hash identifies the image)."""
+    try:
+        return "$NCQ_CACHE/" + str(Path(path).resolve().relative_to(
+            Path(ncqguest.CACHE).resolve()))
+    except ValueError:
+        return str(path)
+
+
 def identity(path):
     """What identifies an image: its inputs hash and kernel line from
     manifest.txt (images/build-image.sh), else digests of its files."""
     path = Path(path)
-    out = {"dir": str(path)}
+    out = {"dir": _shown(path)}
     man = path / "manifest.txt"
     if man.is_file():
         for line in man.read_text().splitlines():
