@@ -15,13 +15,7 @@ from ncqguest import Guest, Workload
 
 # A device line no other test uses (seed), so the first run here boots.
 DEVICE = "ncq-disk,model=st3400620as,seed=1414"
-JOB = """[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-randrepeat=1
-[r]
+JOB = ncqguest.FIO_GLOBAL + """[r]
 rw=randread
 iodepth=8
 number_ios=300

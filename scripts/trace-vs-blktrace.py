@@ -19,13 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "guest-tests"))
 import ncqguest  # noqa: E402
 from ncqguest import Guest, Workload, read_trace  # noqa: E402
 
-JOB = """[global]
-filename=/dev/sda
-direct=1
-ioengine=libaio
-bs=4k
-randrepeat=1
-[r]
+JOB = ncqguest.FIO_GLOBAL + """[r]
 rw=randread
 iodepth=8
 number_ios=400
