@@ -53,7 +53,8 @@ FW_CFG_WORKLOAD = "opt/ncq/workload"
 SNAPSHOT_BOOT_TIMEOUT_S = 300
 # Deterministic time: guest time follows the instruction count; idle time
 # is skipped (sleep=off), so disk-bound runs can beat real time.
-ICOUNT = "shift=3,sleep=off,align=off"
+ICOUNT_OPTS = "sleep=off,align=off"
+ICOUNT = f"shift=3,{ICOUNT_OPTS}"    # the default shift (Guest(icount_shift=))
 # -rtc clock=vm alone starts the guest's RTC at the host's current date, so
 # two runs started in different seconds boot differently (different
 # instruction counts, hence different virtual times).  Pass
@@ -242,7 +243,7 @@ class Guest:
             rtc = "clock=vm"
             if self.rtc_base:
                 rtc = f"base={self.rtc_base},clock=vm"
-            icount = ICOUNT.replace("shift=3", f"shift={self.icount_shift}")
+            icount = f"shift={self.icount_shift},{ICOUNT_OPTS}"
             args += ["-icount", icount, "-rtc", rtc,
                      "-accel", f"tcg,tb-size={TB_SIZE_MIB}"]
         else:
