@@ -102,6 +102,19 @@ def image_dir():
     return _built_dir("NCQ_IMAGE_DIR", "images/build-image.sh")
 
 
+def image_manifest(image=None):
+    """The 'key value' lines of an image's manifest.txt (images/build-
+    image.sh) as a dict, first value of a key kept ({} without one)."""
+    path = Path(image or image_dir()) / "manifest.txt"
+    out = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            k, _, v = line.partition(" ")
+            if k and not k.startswith("#"):
+                out.setdefault(k, v)
+    return out
+
+
 def newc_archive(files):
     """A cpio (newc) archive of {path: bytes}, byte-identical for the same
     input: fixed inode numbers, owner root, mtime 0."""

@@ -101,10 +101,9 @@ def values(res, key):
 
 
 def manifest_release(image):
-    for line in (image / "manifest.txt").read_text().splitlines():
-        if line.startswith("kernel_release "):
-            return line.split()[1]
-    raise AssertionError(f"{image}/manifest.txt has no kernel_release line")
+    release = ncqguest.image_manifest(image).get("kernel_release")
+    assert release, f"{image}/manifest.txt has no kernel_release line"
+    return release.split()[0]
 
 
 def version_tuple(release):

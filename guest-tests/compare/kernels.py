@@ -67,12 +67,8 @@ def identity(path):
     manifest.txt (images/build-image.sh), else digests of its files."""
     path = Path(path)
     out = {"dir": _shown(path)}
-    man = path / "manifest.txt"
-    if man.is_file():
-        for line in man.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if k in ("inputs_hash", "kernel"):
-                out[k] = v
+    man = ncqguest.image_manifest(path)
+    out.update({k: man[k] for k in ("inputs_hash", "kernel") if k in man})
     if "inputs_hash" not in out:
         h = hashlib.sha256()
         for f in ("vmlinuz", "initrd.img"):

@@ -225,11 +225,7 @@ def md_table(header, rows):
 def image_kernel():
     """The guest image's kernel as its manifest names it (e.g. "debian-
     package linux-image-6.1.0-56-amd64 6.1.192-2")."""
-    manifest = ncqguest.image_dir() / "manifest.txt"
-    for line in manifest.read_text().splitlines():
-        if line.startswith("kernel "):
-            return line[len("kernel "):]
-    return "unknown"
+    return ncqguest.image_manifest().get("kernel", "unknown")
 
 
 def dump(result, path):
