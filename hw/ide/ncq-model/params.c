@@ -31,6 +31,7 @@ typedef enum NcqKeyType {
     KT_MILLI,     /* dimensionless -> uint32 thousandths */
     KT_BOOL,
     KT_MBPS,      /* MB/s (1e6 bytes) -> uint64 bytes/s */
+    KT_HEX16,     /* 0x0000..0xffff -> uint32 */
     KT_KIB_SECT,  /* KiB -> uint32 sectors */
     KT_KIB_BYTES, /* KiB -> uint32 bytes */
     KT_ZONE,
@@ -42,7 +43,7 @@ typedef struct NcqParse {
     NcqParams *p;
     const char *fname;
     int lineno;
-    bool seen[64];
+    bool seen[96];
     char section[32];
     int explicit_zones;         /* "zone" lines */
     int analytic;               /* zones, outer_spt and inner_spt lines */
@@ -77,6 +78,10 @@ static const NcqKey ncq_keys[] = {
     K("drive", "rpm", KT_U32, rpm),
     K("drive", "queue_depth", KT_U32, queue_depth),
     K("drive", "bus_mb_s", KT_MBPS, bus_bytes_per_s),
+    K("drive", "sata_gen", KT_U32, sata_gen),
+    K("drive", "ata_major", KT_U32, ata_major),
+    K("drive", "ata_minor", KT_HEX16, ata_minor),
+    K("drive", "buffer_kib", KT_KIB_SECT, buffer_sectors),
     K("layout", "heads", KT_U32, heads),
     K("layout", "cylinders", KT_U32, cylinders),
     K("layout", "zones", KT_U32, nzones),
@@ -497,6 +502,28 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
     }
 }
 
+/* A code as the standard writes it, e.g. IDENTIFY word 81's 0x001d */
+static int ncq_set_hex16(const char *val, uint32_t *out, const char **why)
+{
+    char *end;
+    unsigned long v;
+
+    if ((val[0] != '0') || (val[1] != 'x' && val[1] != 'X') ||
+        !val[2] || strspn(val + 2, "0123456789abcdefABCDEF") !=
+        strlen(val + 2)) {
+        *why = "expected a hexadecimal code such as 0x001d";
+        return -1;
+    }
+    errno = 0;
+    v = strtoul(val + 2, &end, 16);
+    if (errno || v > 0xffff) {
+        *why = "expected a 16-bit code, 0x0000 to 0xffff";
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
 static int ncq_set_key(NcqParse *ps, const NcqKey *k, char *val,
                        const char **why)
 {
@@ -525,6 +552,8 @@ static int ncq_set_key(NcqParse *ps, const NcqKey *k, char *val,
         }
         *(uint64_t *)base = u;
         return 0;
+    case KT_HEX16:
+        return ncq_set_hex16(val, (uint32_t *)base, why);
     case KT_ZONE:
         return ncq_add_zone(ps, val, why);
     case KT_POINT:
@@ -546,6 +575,10 @@ static void ncq_defaults(NcqParams *p)
     p->write_cache_sectors = 8192;
     p->write_cache = true;
     p->rpm = 1;
+    /* ATA/ATAPI-7 published (ANSI INCITS 397-2005): docs/model.md */
+    p->ata_major = 7;
+    p->ata_minor = 0x001d;
+    /* sata_gen and buffer_sectors: 0 until ncq_finish_link() */
 }
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); \
@@ -603,6 +636,44 @@ static int ncq_validate_times(const NcqParams *p, char *err, size_t errlen)
     if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
         p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
         BAD("%s: time-outs must be within an hour", p->name);
+    }
+    return 0;
+}
+
+uint64_t ncq_sata_link_bytes_per_s(uint32_t sata_gen)
+{
+    /* 1.5 Gb/s with 8b/10b coding carries 150 MB/s; each generation x2 */
+    return sata_gen >= 1 && sata_gen <= NCQ_SATA_GEN_MAX ?
+           150000000ULL << (sata_gen - 1) : 0;
+}
+
+/* What IDENTIFY says of the drive, and the link its bus rate needs. */
+static int ncq_validate_identify(const NcqParams *p, char *err,
+                                 size_t errlen)
+{
+    uint64_t link = ncq_sata_link_bytes_per_s(p->sata_gen);
+
+    if (!link) {
+        BAD("%s: sata_gen must be 1 (1.5 Gb/s), 2 (3.0 Gb/s) or 3 "
+            "(6.0 Gb/s)", p->name);
+    }
+    if (p->bus_bytes_per_s > link) {
+        BAD("%s: bus_mb_s %llu.%03llu is above the SATA Gen%u link's "
+            "%llu MB/s; lower bus_mb_s or raise sata_gen", p->name,
+            (unsigned long long)(p->bus_bytes_per_s / 1000000),
+            (unsigned long long)(p->bus_bytes_per_s / 1000 % 1000),
+            p->sata_gen, (unsigned long long)(link / 1000000));
+    }
+    if (p->ata_major < 4 || p->ata_major > 11) {
+        BAD("%s: ata_major must be 4 (ATA/ATAPI-4) to 11 (ACS-4)", p->name);
+    }
+    if (p->ata_minor > 0xfffe) {
+        BAD("%s: ata_minor 0xffff means 'not reported'; use 0x0000",
+            p->name);
+    }
+    if (p->buffer_sectors < 1 || p->buffer_sectors > 0xfffe) {
+        BAD("%s: buffer_kib must be 0.5 to 32767 (IDENTIFY word 21 counts "
+            "512-byte sectors in 16 bits)", p->name);
     }
     return 0;
 }
@@ -700,6 +771,7 @@ static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
 int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
 {
     if (ncq_validate_common(p, err, errlen) < 0 ||
+        ncq_validate_identify(p, err, errlen) < 0 ||
         ncq_validate_times(p, err, errlen) < 0) {
         return NCQ_ERR_PARSE;
     }
@@ -726,7 +798,7 @@ static void ncq_analytic_zones(NcqParams *p)
     }
 }
 
-_Static_assert(NCQ_NKEYS <= 64, "NcqParse.seen holds 64 keys");
+_Static_assert(NCQ_NKEYS <= 96, "NcqParse.seen holds 96 keys");
 
 static const NcqKey *ncq_find_key(const char *section, const char *key,
                                   size_t *index)
@@ -914,6 +986,43 @@ static int ncq_finish_zones(const NcqParse *ps, char *err, size_t errlen)
     return 0;
 }
 
+static bool ncq_seen(const NcqParse *ps, const char *section,
+                     const char *key)
+{
+    size_t i;
+
+    return ncq_find_key(section, key, &i) && ps->seen[i];
+}
+
+/*
+ * The link and the bus rate follow each other: a file that gives only
+ * sata_gen transfers at the link's rate; one that gives only bus_mb_s
+ * (every file before these keys) gets the slowest link that carries it.
+ * The buffer defaults to what the model simulates of it.
+ */
+static void ncq_finish_link(const NcqParse *ps)
+{
+    NcqParams *p = ps->p;
+
+    if (!ncq_seen(ps, "drive", "sata_gen")) {
+        p->sata_gen = 1;
+        while (p->sata_gen < NCQ_SATA_GEN_MAX &&
+               p->bus_bytes_per_s > ncq_sata_link_bytes_per_s(p->sata_gen)) {
+            p->sata_gen++;
+        }
+    } else if (!ncq_seen(ps, "drive", "bus_mb_s") &&
+               ncq_sata_link_bytes_per_s(p->sata_gen)) {
+        p->bus_bytes_per_s = ncq_sata_link_bytes_per_s(p->sata_gen);
+    }
+    if (!ncq_seen(ps, "drive", "buffer_kib")) {
+        uint64_t s = p->kind == NCQ_KIND_SSD ? p->write_buffer_bytes / 512 :
+                     (uint64_t)p->cache_segments * p->segment_sectors +
+                     p->write_cache_sectors;
+
+        p->buffer_sectors = s > UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+    }
+}
+
 static int ncq_parse_text(NcqParse *ps, const char *s, char *err,
                           size_t errlen)
 {
@@ -956,6 +1065,7 @@ int ncq_params_parse(const char *text, const char *fname,
         ncq_finish_zones(&ps, err, errlen) < 0) {
         goto fail;
     }
+    ncq_finish_link(&ps);
     if (ncq_params_validate(ps.p, err, errlen) < 0) {
         char tmp[256];
 

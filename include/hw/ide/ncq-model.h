@@ -122,6 +122,12 @@ typedef struct NcqParams {
     uint32_t queue_depth;     /* 1..32 */
     uint64_t bus_bytes_per_s; /* interface rate, e.g. 300e6 */
 
+    /* IDENTIFY DEVICE data (docs/model.md#identify-and-the-sata-link) */
+    uint32_t ata_major;       /* word 80: newest ATA standard, 4..11 */
+    uint32_t ata_minor;       /* word 81: minor version code, 0 = none */
+    uint32_t sata_gen;        /* SATA link: 1, 2, 3 = 1.5, 3.0, 6.0 Gb/s */
+    uint32_t buffer_sectors;  /* word 21: the buffer, 512-byte sectors */
+
     /* layout (HDD) */
     uint32_t heads;
     uint32_t cylinders;
@@ -286,6 +292,9 @@ int ncq_params_load_file(const char *path, NcqParams **out,
 void ncq_params_free(NcqParams *p);
 /* Check consistency; 0 or NCQ_ERR_PARSE with a message. */
 int ncq_params_validate(const NcqParams *p, char *err, size_t errlen);
+#define NCQ_SATA_GEN_MAX 3
+/* A SATA generation's link rate after 8b/10b: 150, 300, 600 MB/s */
+uint64_t ncq_sata_link_bytes_per_s(uint32_t sata_gen);
 
 /* ---- model ---- */
 NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
