@@ -191,6 +191,9 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     NcqDisk *d = NCQ_DISK(dev);
     const NcqDiskCmd *c = &ncq_disk_cmd_table[cmd];
 
+    if (cmd == WIN_IDENTIFY) {
+        ncq_disk_identify_refresh(s);
+    }
     if (d->held.passthrough) {
         if (d->held.error) {
             ncq_disk_held_error(d, s, c);

@@ -2,10 +2,10 @@
  * ncq-disk: a SATA hard disk whose NCQ command queue is owned by a timing
  * model of a real drive.
  *
- * This file is the QEMU glue: properties, realize and IDENTIFY data.  The
- * queue lives in ncq-disk-queue.c, the logs in ncq-disk-log.c; everything
- * about timing and ordering belongs to the model library in
- * hw/ide/ncq-model/, which includes no QEMU header.
+ * This file is the QEMU glue: properties and realize.  IDENTIFY data is
+ * built in ncq-disk-identify.c, the queue lives in ncq-disk-queue.c, the
+ * logs in ncq-disk-log.c; everything about timing and ordering belongs to
+ * the model library in hw/ide/ncq-model/, which includes no QEMU header.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -22,44 +22,9 @@
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
-/* IDENTIFY DEVICE words */
-#define ID_QUEUE_DEPTH          75
-#define ID_SATA_CAP             76
-#define ID_SATA_CAP_NCQ         (1 << 8)
-#define ID_SATA_CAP_NCQ_PRIO    (1 << 12)
-#define ID_CMDSET_EXT           84      /* and 87: enabled */
-#define ID_CMDSET_EXT_GPL       (1 << 5)
-#define ID_HW_RESET             93      /* PATA reset result; 0 on SATA */
-
 /* IDENTIFY's serial number and firmware revision fields, in characters */
 #define ID_SERIAL_LEN           20
 #define ID_FIRMWARE_LEN         8
-
-static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
-{
-    NcqDisk *d = NCQ_DISK(dev);
-    uint16_t cap = lduw_le_p(&words[ID_SATA_CAP]);
-
-    /* General Purpose Logging: READ LOG EXT (ncq-disk-log.c) */
-    stw_le_p(&words[ID_CMDSET_EXT],
-             lduw_le_p(&words[ID_CMDSET_EXT]) | ID_CMDSET_EXT_GPL);
-    stw_le_p(&words[ID_CMDSET_EXT + 3],
-             lduw_le_p(&words[ID_CMDSET_EXT + 3]) | ID_CMDSET_EXT_GPL);
-
-    /* Only AHCI sets up queues; legacy IDE buses get a non-NCQ disk. */
-    if (cap & ID_SATA_CAP_NCQ) {
-        /*
-         * A native SATA drive: with word 93 set, Linux takes the disk for
-         * a PATA drive behind a bridge (ata_dev_knobble) and limits it to
-         * UDMA/100 and 128 KiB commands.
-         */
-        stw_le_p(&words[ID_HW_RESET], 0);
-        stw_le_p(&words[ID_QUEUE_DEPTH], d->prop.queue_depth - 1);
-        if (d->prop.ncq_prio) {
-            stw_le_p(&words[ID_SATA_CAP], cap | ID_SATA_CAP_NCQ_PRIO);
-        }
-    }
-}
 
 /*
  * Checks of settings that both the properties and ncq-disk-set (QMP)
@@ -533,6 +498,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
 
     k->realize = ncq_disk_realize;
     k->identify = ncq_disk_identify;
+    k->sata_gen = ncq_disk_sata_gen;
     k->exec_cmd = ncq_disk_exec_cmd;
     k->hba_stop = ncq_disk_hba_stop;
     k->ncq_submit = ncq_disk_ncq_submit;

@@ -27,6 +27,8 @@
 #define ATA_DSM        0x06
 #define ATA_DSM_TRIM   0x01
 #define ID_TRIM        169                 /* IDENTIFY word, bit 0 */
+#define ATA_SET_FEATURES 0xef
+#define ATA_SF_WCACHE_OFF 0x82
 
 static char *img_path;
 static char *big_img_path;
@@ -305,6 +307,100 @@ static void test_identify(void)
     /* native SATA: no PATA reset result, or Linux applies bridge limits */
     g_assert_cmphex(le16_to_cpu(id[93]), ==, 0);
     ncq_shutdown(ahci);
+}
+
+/* Word 255: signature A5h, and the 512 bytes sum to zero. */
+static void check_identify_integrity(const uint16_t *id)
+{
+    const uint8_t *b = (const uint8_t *)id;
+    uint8_t sum = 0;
+    int i;
+
+    for (i = 0; i < 512; i++) {
+        sum += b[i];
+    }
+    g_assert_cmphex(le16_to_cpu(id[255]) & 0xff, ==, 0xa5);
+    g_assert_cmphex(sum, ==, 0);
+}
+
+/* SET FEATURES (libqos knows no such command: patch it in). */
+static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
+{
+    QTestState *qts = ahci->parent->qts;
+    AHCICommand *cmd = ahci_command_create(CMD_FLUSH_CACHE);
+    AHCICommandHeader hdr;
+
+    ahci_command_commit(ahci, cmd, port);
+    ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+    qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, command),
+                 ATA_SET_FEATURES);
+    qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, feature_low), feature);
+    ahci_command_issue(ahci, cmd);
+    ahci_command_verify(ahci, cmd);
+    ahci_command_free(cmd);
+}
+
+/*
+ * The model's words (st3400620as: ATA/ATAPI-7, a 16 MB buffer, SATA
+ * 3.0 Gb/s), the link the port reports, and a checksum that stays right
+ * when SET FEATURES changes a word.
+ */
+static void test_identify_model_words(void)
+{
+    AHCIQState *ahci = ncq_boot(NULL);
+    uint16_t id[256];
+    unsigned port = ahci_port_select(ahci);
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    check_identify_integrity(id);
+    g_assert_cmphex(le16_to_cpu(id[80]), ==, 0x00f0);   /* ATA-4..7 */
+    g_assert_cmphex(le16_to_cpu(id[81]), ==, 0x001d);   /* ATA-7 published */
+    g_assert_cmpuint(le16_to_cpu(id[21]), ==, 32768);   /* 16 MiB */
+    g_assert_cmphex(le16_to_cpu(id[76]) & 0xe, ==, 0x6); /* Gen1, Gen2 */
+    g_assert_cmphex(le16_to_cpu(id[77]) & 0xe, ==, 2 << 1);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_SPD, ==, 0x20);
+    g_assert_cmphex(ahci_rreg(ahci, AHCI_CAP) & AHCI_CAP_ISS, ==, 3 << 20);
+    /* the guest's speed limit (PxSCTL.SPD) holds the link at Gen1 */
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1 << 4);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_SPD, ==, 0x10);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+
+    g_assert_cmphex(le16_to_cpu(id[85]) & (1 << 5), ==, 1 << 5);
+    ncq_set_features(ahci, port, ATA_SF_WCACHE_OFF);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    g_assert_cmphex(le16_to_cpu(id[85]) & (1 << 5), ==, 0);
+    check_identify_integrity(id);
+    ncq_shutdown(ahci);
+}
+
+/* A drive slower than the link's first generation, and a Gen3 SSD. */
+static void test_identify_link_per_model(void)
+{
+    static const struct {
+        const char *props;
+        uint16_t gens, spd;
+    } cases[] = {
+        { "model=hp-c2247a", 0x2, 0x10 },
+        { "model=intel-530", 0xe, 0x30 },
+    };
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(cases); i++) {
+        AHCIQState *ahci = ncq_boot(cases[i].props);
+        uint16_t id[256];
+        unsigned port = ahci_port_select(ahci);
+
+        ahci_port_clear(ahci, port);
+        ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+        check_identify_integrity(id);
+        g_assert_cmphex(le16_to_cpu(id[76]) & 0xe, ==, cases[i].gens);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                        AHCI_PX_SSTS_SPD, ==, cases[i].spd);
+        ncq_shutdown(ahci);
+    }
 }
 
 static void test_identify_queue_depth(void)
@@ -2183,6 +2279,10 @@ int main(int argc, char **argv)
     close(fd);
 
     qtest_add_func("/ncq-disk/identify", test_identify);
+    qtest_add_func("/ncq-disk/identify/model-words",
+                   test_identify_model_words);
+    qtest_add_func("/ncq-disk/identify/link-per-model",
+                   test_identify_link_per_model);
     qtest_add_func("/ncq-disk/identify/queue-depth",
                    test_identify_queue_depth);
     qtest_add_func("/ncq-disk/ncq/write-read-back", test_ncq_write_read_back);

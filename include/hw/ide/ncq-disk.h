@@ -171,6 +171,12 @@ bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_set_text(const char *id, const char *key, const char *value,
                        Error **errp);
 
+/* ncq-disk-identify.c */
+void ncq_disk_identify(IDEDevice *dev, uint16_t *words);
+/* before IDENTIFY is served: word 255 again, after SET FEATURES' changes */
+void ncq_disk_identify_refresh(IDEState *s);
+uint8_t ncq_disk_sata_gen(IDEDevice *dev);
+
 /* ncq-disk-cmd.c */
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete);

@@ -1,0 +1,149 @@
+"""IDENTIFY as the guest's tools read it: `hdparm -I` (Debian's hdparm
+9.65) on every shipped hard-disk model prints no warning, and shows the
+model's name, firmware, ATA version, SATA generations and buffer; the
+kernel names the same ATA version and brings each link up at the model's
+SATA speed (dmesg).
+
+All sixteen hard-disk models ride in one guest (one boot): the usual disk
+(st3400620as on ide.0) and the other fifteen on the remaining ports of
+q35's AHCI and two more ich9-ahci controllers
+(ncqguest.multi_drive_args).  The expected values come from the model
+files themselves: a key the file sets, or the default docs/model.md gives
+for it.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import ncqguest
+from ncqguest import Workload
+
+MODELS_DIR = (Path(__file__).resolve().parent.parent / "hw" / "ide" /
+              "ncq-model" / "models")
+MAIN_MODEL = "st3400620as"
+GBPS = {1: "1.5", 2: "3.0", 3: "6.0"}
+# hdparm 9.65's text for the word 81 codes the models use
+MINOR_TEXT = {0x001d: "ATA/ATAPI-7 published, ANSI INCITS 397-2005"}
+# what hdparm -I prints only when it finds something wrong or unknown
+WARNING = re.compile(r"(?i)warning|integrity word|checksum: incorrect|"
+                     r"\(\?\)|unknown|sg_io|failed|bad/missing|questionable|"
+                     r"not supported: |invalid")
+
+SCRIPT = """
+for d in /sys/block/sd*; do
+    n=${d##*/}
+    hdparm -I /dev/$n > $RESULTS/hdparm-$n.txt 2>&1
+    echo "hdparm-exit $?" >> $RESULTS/hdparm-$n.txt
+done
+"""
+
+
+def model_keys(name):
+    """The [drive] and [cache] keys of a model file, as text."""
+    keys, section = {}, None
+    for line in (MODELS_DIR / f"{name}.ncqm").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif "=" in line and section in ("drive", "cache"):
+            k, v = (s.strip() for s in line.split("=", 1))
+            keys.setdefault(f"{section}.{k}", v)
+    return keys
+
+
+def expected(name):
+    """What IDENTIFY should say of a model: its keys, or their defaults
+    (docs/model.md#identify-and-the-sata-link)."""
+    k = model_keys(name)
+    bus = float(k.get("drive.bus_mb_s", 300))
+    gen = int(k["drive.sata_gen"]) if "drive.sata_gen" in k else \
+        next(g for g in (1, 2, 3) if bus <= 150 * 2 ** (g - 1) or g == 3)
+    if "drive.buffer_kib" in k:
+        buffer_kib = float(k["drive.buffer_kib"])
+    else:
+        # segments x segment_kib + write_cache_kib, in whole sectors
+        sectors = int(k.get("cache.segments", 16)) * \
+            int(float(k.get("cache.segment_kib", 512)) * 2) + \
+            int(float(k.get("cache.write_cache_kib", 4096)) * 2)
+        buffer_kib = sectors / 2
+    return {"model": k["drive.model"], "firmware": k.get("drive.firmware",
+                                                          "1.0"),
+            "sata_gen": gen, "buffer_kib": int(buffer_kib),
+            "ata_major": int(k.get("drive.ata_major", 7)),
+            "ata_minor": int(k.get("drive.ata_minor", "0x001d"), 16)}
+
+
+def hard_disk_models():
+    return sorted(p.stem for p in MODELS_DIR.glob("*.ncqm")
+                  if model_keys(p.stem).get("drive.kind") == "hdd")
+
+
+def field(text, label):
+    m = re.search(rf"^\s*{re.escape(label)}\s*(.*?)\s*$", text, re.M)
+    return m.group(1) if m else None
+
+
+@pytest.fixture(scope="module")
+def identify_run(tmp_path_factory):
+    models = hard_disk_models()
+    assert MAIN_MODEL in models and "intel-530" not in models
+    others = [m for m in models if m != MAIN_MODEL]
+    work = tmp_path_factory.mktemp("identify")
+    extra = ncqguest.multi_drive_args(
+        work / "extra", [f"ncq-disk,model={m}" for m in others])
+    guest = ncqguest.Guest(work / "guest",
+                           device=f"ncq-disk,model={MAIN_MODEL}",
+                           extra_args=extra, snapshot=False, timeout_s=600)
+    result = guest.run(Workload(script=SCRIPT))
+    assert result.status == 0, guest.tail()
+    reports = {}
+    for name, data in result.files.items():
+        if name.startswith("hdparm-sd"):
+            text = data.decode(errors="replace")
+            reports[field(text, "Model Number:")] = text
+    return models, reports, result.dmesg
+
+
+def test_every_model_answers(identify_run):
+    models, reports, _ = identify_run
+    want = sorted(expected(m)["model"] for m in models)
+    assert sorted(k for k in reports if k) == want
+
+
+@pytest.mark.parametrize("name", hard_disk_models())
+def test_hdparm_identify(identify_run, name):
+    _, reports, _ = identify_run
+    e = expected(name)
+    text = reports.get(e["model"])
+    assert text is not None, f"no drive answered as {e['model']}"
+    assert "hdparm-exit 0" in text, text
+    bad = [line for line in text.splitlines() if WARNING.search(line)]
+    assert bad == [], "\n".join(bad)
+    assert "Checksum: correct" in text
+    assert field(text, "Firmware Revision:") == e["firmware"]
+    supported = field(text, "Supported:")
+    assert supported is not None and \
+        supported.split()[0] == str(e["ata_major"]), supported
+    if e["ata_minor"] in MINOR_TEXT:
+        assert field(text, "Used:") == MINOR_TEXT[e["ata_minor"]]
+    for gen in (1, 2, 3):
+        line = f"Gen{gen} signaling speed ({GBPS[gen]}Gb/s)"
+        assert (line in text) == (gen <= e["sata_gen"]), (gen, text)
+    assert field(text, "cache/buffer size  =") == f"{e['buffer_kib']} KBytes"
+
+
+@pytest.mark.parametrize("name", hard_disk_models())
+def test_kernel_link_and_version(identify_run, name):
+    """libata's 'ataN.00: ATA-<major>: <model>, <fw>' and 'ataN: SATA link
+    up <speed> Gbps' for the same port."""
+    _, _, dmesg = identify_run
+    e = expected(name)
+    ident = re.search(rf"(ata\d+)\.00: ATA-(\d+): {re.escape(e['model'])}, "
+                      rf"{re.escape(e['firmware'])}, ", dmesg)
+    assert ident, f"no libata IDENTIFY line for {e['model']}"
+    assert int(ident.group(2)) == e["ata_major"]
+    link = re.search(rf"{ident.group(1)}: SATA link up ([\d.]+) Gbps", dmesg)
+    assert link, f"no link line for {ident.group(1)}"
+    assert link.group(1) == GBPS[e["sata_gen"]]
