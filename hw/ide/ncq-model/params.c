@@ -505,22 +505,29 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
 /* A code as the standard writes it, e.g. IDENTIFY word 81's 0x001d */
 static int ncq_set_hex16(const char *val, uint32_t *out, const char **why)
 {
-    char *end;
-    unsigned long v;
+    static const char digits[] = "0123456789abcdef";
+    uint32_t v = 0;
+    const char *c;
 
-    if ((val[0] != '0') || (val[1] != 'x' && val[1] != 'X') ||
-        !val[2] || strspn(val + 2, "0123456789abcdefABCDEF") !=
-        strlen(val + 2)) {
+    if (val[0] != '0' || (val[1] != 'x' && val[1] != 'X') || !val[2]) {
         *why = "expected a hexadecimal code such as 0x001d";
         return -1;
     }
-    errno = 0;
-    v = strtoul(val + 2, &end, 16);
-    if (errno || v > 0xffff) {
-        *why = "expected a 16-bit code, 0x0000 to 0xffff";
-        return -1;
+    for (c = val + 2; *c; c++) {
+        const char *d = strchr(digits, *c >= 'A' && *c <= 'F' ?
+                               *c - 'A' + 'a' : *c);
+
+        if (!d || !*d) {
+            *why = "expected a hexadecimal code such as 0x001d";
+            return -1;
+        }
+        v = v * 16 + (uint32_t)(d - digits);
+        if (v > 0xffff) {
+            *why = "expected a 16-bit code, 0x0000 to 0xffff";
+            return -1;
+        }
     }
-    *out = (uint32_t)v;
+    *out = v;
     return 0;
 }
 
