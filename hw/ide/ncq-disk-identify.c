@@ -14,6 +14,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bitops.h"
 #include "qemu/bswap.h"
 #include "hw/ide/ide-dev.h"
 #include "ide-internal.h"
