@@ -135,14 +135,16 @@ xdist=()
 [ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
 pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" guest-tests "$@"
 
-# The device tests and scenario 1 again on Debian 13's kernel (6.12), unless
-# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0.
+# The device tests, IDENTIFY (hdparm -I) and scenario 1 again on Debian 13's
+# kernel (6.12), unless NCQ_IMAGE_DIR chose the image or
+# NCQ_TEST_SECOND_KERNEL=0.
 if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
     step "build the guest image (Debian 13, 6.12)"
     if img612=$("$ROOT/images/build-image.sh" --debian trixie | tail -1); then
         NCQ_IMAGE_DIR=$img612 pytest_step "guest tests on 6.12 (pytest)" \
             "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
             guest-tests/test_kernels.py guest-tests/test_device.py \
+            guest-tests/test_identify.py \
             guest-tests/test_scenario_1_depth.py "$@"
     else
         echo "test: the Debian 13 image did not build" >&2
