@@ -31,6 +31,8 @@
 #define ID_MAJOR_VERSION        80
 #define ID_MINOR_VERSION        81
 #define ID_CMDSET_EXT           84      /* and 87: enabled */
+#define ID_UDMA_MODES           88      /* supported 7:0, selected 15:8 */
+#define ID_UDMA_6               (1 << 6)
 #define ID_CMDSET_EXT_GPL       (1 << 5)
 #define ID_HW_RESET             93      /* PATA reset result; 0 on SATA */
 #define ID_INTEGRITY            255
@@ -63,6 +65,20 @@ static void ncq_disk_identify_link(const NcqParams *p, uint16_t *words)
     stw_le_p(&words[ID_SATA_CAP2],
              (lduw_le_p(&words[ID_SATA_CAP2]) & ~(7 << 1)) |
              (p->sata_gen << 1));
+}
+
+/*
+ * Every SATA drive claims Ultra DMA modes 0-6 (a 7200.10 says UDMA/133);
+ * the mode has no effect on a serial link.  QEMU's generic words stop at
+ * mode 5, and its SET FEATURES (set transfer mode) rewrites the word, so
+ * this is applied again each time IDENTIFY is served.
+ */
+static void ncq_disk_identify_udma(uint16_t *words)
+{
+    if (lduw_le_p(&words[ID_SATA_CAP]) & ID_SATA_CAP_NCQ) {
+        stw_le_p(&words[ID_UDMA_MODES],
+                 lduw_le_p(&words[ID_UDMA_MODES]) | ID_UDMA_6);
+    }
 }
 
 /* The drive's own words; NCQ ones only where AHCI sets up queues. */
@@ -99,6 +115,7 @@ static void ncq_disk_identify_model(NcqDisk *d, uint16_t *words)
         if (p) {
             ncq_disk_identify_link(p, words);
         }
+        ncq_disk_identify_udma(words);
     }
 }
 
@@ -137,6 +154,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 void ncq_disk_identify_refresh(IDEState *s)
 {
     if (s->identify_set) {
+        ncq_disk_identify_udma((uint16_t *)s->identify_data);
         ncq_disk_identify_checksum((uint16_t *)s->identify_data);
     }
 }
