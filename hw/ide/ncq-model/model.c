@@ -40,6 +40,7 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     m->s.zero_latency = p->zero_latency;
     m->rng = seed;
     ncq_sched_init(m);
+    ncq_cdl_init(m);
     if (ncq_layout_init(m, err, errlen) < 0) {
         free(m);
         return NULL;

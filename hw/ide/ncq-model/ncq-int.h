@@ -108,6 +108,10 @@ typedef struct NcqSlot {
     /* injected at submit (fault.c decides, queue.c records) */
     int64_t fault_delay_ns;
     bool fault_hang;
+    /* Command Duration Limits (cdl.c): the descriptor it is under now */
+    uint8_t cdl_desc;
+    bool cdl_inactive_seen;   /* its inactive time limit was missed */
+    bool cdl_total_seen;      /* its total time limit was missed */
 } NcqSlot;
 
 typedef struct NcqSeg {
@@ -247,6 +251,8 @@ struct NcqModel {
     NcqSsd ssd;
     NcqFaults faults;
     NcqStats st;
+    NcqCdl cdl;                   /* Command Duration Limits (cdl.c) */
+    int64_t cdl_margin_ns;        /* start this long before a deadline */
 };
 
 /* What a command's fault rules decided at submit (fault.c). */
@@ -276,6 +282,11 @@ typedef struct NcqService {
 } NcqService;
 
 /* fault.c */
+void ncq_cdl_init(NcqModel *m);
+int ncq_cdl_pick_urgent(const NcqModel *m, int64_t t);
+void ncq_cdl_sweep(NcqModel *m, int64_t t);
+void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv);
+
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate);
 int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 

@@ -90,6 +90,12 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
     s->c.fault_lba = fate->lba;
     s->fault_delay_ns = fate->delay_ns;
     s->fault_hang = fate->hang;
+    s->c.cdl = cmd->cdl;
+    s->cdl_desc = cmd->cdl <= NCQ_CDL_DESCS ? cmd->cdl : 0;
+    if (m->cdl.enabled) {
+        /* NCQ priority and CDL exclude each other: CDL wins (cdl.md) */
+        s->cmd.prio = false;
+    }
     if (fate->kind == NCQ_FAULT_UNC || fate->kind == NCQ_FAULT_WRITE ||
         fate->kind == NCQ_FAULT_HANG) {
         /*
@@ -176,9 +182,12 @@ void ncq_slot_dispatch(NcqModel *m, NcqSlot *s, int64_t t)
  * The one place a completion time is fixed: @s is served as @sv says.
  * An injected slow command completes late, a hung one never (fault.c).
  */
-void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *sv)
+void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *svc)
 {
     NcqCompletion *c = &s->c;
+    NcqService v = *svc, *sv = &v;
+
+    ncq_cdl_service(m, s, sv);
 
     c->dispatch_ns = sv->dispatch_ns;
     c->overhead_ns = sv->overhead_ns;

@@ -249,6 +249,11 @@ NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
         *reason = NCQ_REASON_ONLY;
         return m->q.order[0];
     }
+    best = ncq_cdl_pick_urgent(m, t);
+    if (best >= 0) {
+        *reason = NCQ_REASON_TIMEOUT;   /* its duration limit is near */
+        return best;
+    }
     best = ncq_pick_forced(m, t, reason);
     if (best >= 0) {
         return best;
@@ -787,6 +792,7 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
             return;
         }
         ncq_take_waiting_writes(m, t);
+        ncq_cdl_sweep(m, t);
         ncq_cache_serve_queued(m, t);
         if (ncq_serve_stream(m, t)) {
             return;
