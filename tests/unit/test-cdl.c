@@ -223,6 +223,36 @@ static void test_active_abort(void)
     ncq_model_free(m);
 }
 
+/*
+ * A sector the drive retries for 100 ms (an injected slow fault): the
+ * active time limit ends the retries with the "error recovery" abort.
+ */
+static void test_retry_abort(void)
+{
+    NcqModel *m = cdl_model(true);
+    NcqCdl t = { .enabled = true };
+    NcqFaultRule r = { .kind = NCQ_FAULT_SLOW, .lba = 5000, .sectors = 8,
+                       .ops = NCQ_FAULT_READS, .delay_ns = 100 * MS };
+    NcqCompletion c[4];
+    char err[160];
+    int n;
+
+    CHECK(ncq_model_fault_add(m, &r, err, sizeof(err)) >= 0, "%s", err);
+    t.rd[0].active_us = 20000;
+    t.rd[0].active_policy = NCQ_CDL_ABORT_RECOVERY;
+    set_cdl(m, &t);
+    CHECK_EQ(submit_cdl(m, 0, 5000, 1, 0), 0);
+    CHECK_EQ(submit_cdl(m, 1, 5000, 0, 200 * MS), 0);
+    n = ncq_test_drain(m, c, 4);
+    CHECK_EQ(n, 2);
+    CHECK_EQ(c[0].cdl_outcome, NCQ_CDL_ABORT_ERP);
+    CHECK_EQ(c[0].complete_ns, c[0].dispatch_ns + 20 * MS);
+    /* without a CDL index the same read waits out the retries */
+    CHECK(c[1].complete_ns - c[1].dispatch_ns >= 100 * MS, "slow read");
+    CHECK_EQ(c[1].cdl_outcome, NCQ_CDL_NONE);
+    ncq_model_free(m);
+}
+
 int main(void)
 {
     test_validate();
@@ -231,5 +261,6 @@ int main(void)
     test_served_first();
     test_policies();
     test_active_abort();
+    test_retry_abort();
     return ncq_test_done("cdl");
 }

@@ -187,6 +187,12 @@ void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *svc)
     NcqCompletion *c = &s->c;
     NcqService v = *svc, *sv = &v;
 
+    if (s->fault_delay_ns || s->fault_hang) {
+        /* the drive retries an injected slow sector, or hangs on it */
+        v.complete_ns = s->fault_hang ? INT64_MAX :
+                        v.complete_ns + s->fault_delay_ns;
+    }
+    /* a missed duration limit may end it sooner (cdl.c) */
     ncq_cdl_service(m, s, sv);
 
     c->dispatch_ns = sv->dispatch_ns;
@@ -200,10 +206,6 @@ void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *svc)
     c->reason = sv->reason;
     c->cache_hit = sv->cache_hit;
     c->complete_ns = sv->complete_ns;
-    if (s->fault_delay_ns || s->fault_hang) {
-        c->complete_ns = s->fault_hang ? INT64_MAX :
-                         c->complete_ns + s->fault_delay_ns;
-    }
     ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
     s->done_seq = ++m->q.done_seq;
 }
