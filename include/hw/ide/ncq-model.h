@@ -24,7 +24,7 @@
 #define NCQ_MAX_ZONES       128     /* ibm-ultrastar-18es: 55 + 44 gaps */
 #define NCQ_MAX_SEEK_POINTS 256     /* DiskSim's extracted curves: <= 151 */
 #define NCQ_MAX_SECTORS     65536   /* per command */
-#define NCQ_TRACE_VERSION   1       /* docs/trace-schema.md */
+#define NCQ_TRACE_VERSION   2       /* docs/trace-schema.md */
 
 /* Error codes returned by ncq_* functions (negative). */
 enum {
@@ -593,7 +593,7 @@ uint64_t ncq_model_layout_sectors(const NcqModel *m);
 #define NCQ_TRACE_MAGIC "# ncq-trace v"
 #define NCQ_TRACE_COLUMNS "tag,op,lba,sectors,fua,prio,arrival_ns," \
     "dispatch_ns,complete_ns,seek_ns,rotate_ns,transfer_ns,cache," \
-    "queue_len,delay_count,reason"
+    "queue_len,delay_count,reason,cdl,cdl_outcome"
 void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
 void ncq_trace_record(FILE *f, const NcqCompletion *c);
 
