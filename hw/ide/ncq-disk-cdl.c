@@ -19,6 +19,7 @@
 #include "qapi/error.h"
 #include "qemu/bswap.h"
 #include "migration/vmstate.h"
+#include "qemu/timer.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
@@ -117,7 +118,9 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     case SETFEATURES_CDL:
         ncq_model_cdl_get(d->model, &t);
         t.enabled = on;
-        if (ncq_model_cdl_set(d->model, &t, err, sizeof(err)) < 0) {
+        if (ncq_model_cdl_set_at(d->model, &t,
+                                 qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                 err, sizeof(err)) < 0) {
             ide_abort_command(s);
             return true;
         }
@@ -145,7 +148,9 @@ static void ncq_disk_cdl_log_written(IDEState *s)
 
     ncq_model_cdl_get(d->model, &t);
     if (ncq_cdl_log_decode(s->io_buffer, &t, err, sizeof(err)) < 0 ||
-        ncq_model_cdl_set(d->model, &t, err, sizeof(err)) < 0) {
+        ncq_model_cdl_set_at(d->model, &t,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                             err, sizeof(err)) < 0) {
         trace_ncq_disk_cdl_log_refused(d, err);
         d->count.guest_errors++;
         ide_abort_command(s);
@@ -348,3 +353,99 @@ const VMStateDescription vmstate_ncq_disk_cdl = {
         VMSTATE_END_OF_LIST()
     },
 };
+
+/* ---- QMP (ncq-disk-qmp.c calls these) ---- */
+
+static NcqDiskCdlDescriptorList *ncq_disk_cdl_list(const NcqCdlDesc *t)
+{
+    NcqDiskCdlDescriptorList *head = NULL, **tail = &head;
+    int i;
+
+    for (i = 0; i < NCQ_CDL_DESCS; i++) {
+        NcqDiskCdlDescriptor *e = g_new0(NcqDiskCdlDescriptor, 1);
+
+        *e = (NcqDiskCdlDescriptor) {
+            .index = i + 1,
+            .total_us = t[i].total_us,
+            .total_policy = t[i].total_policy,
+            .active_us = t[i].active_us,
+            .active_policy = t[i].active_policy,
+            .inactive_us = t[i].inactive_us,
+            .inactive_policy = t[i].inactive_policy,
+        };
+        QAPI_LIST_APPEND(tail, e);
+    }
+    return head;
+}
+
+NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d)
+{
+    NcqDiskCdlInfo *info = g_new0(NcqDiskCdlInfo, 1);
+    NcqCdl t;
+
+    ncq_model_cdl_get(d->model, &t);
+    info->supported = d->cdl.on;
+    info->enabled = t.enabled;
+    info->read = ncq_disk_cdl_list(t.rd);
+    info->write = ncq_disk_cdl_list(t.wr);
+    return info;
+}
+
+/* Descriptors given by index into @t; false with @errp if one is bad. */
+static bool ncq_disk_cdl_take(NcqDiskCdlDescriptorList *l, NcqCdlDesc *t,
+                              const char *dir, Error **errp)
+{
+    for (; l; l = l->next) {
+        NcqDiskCdlDescriptor *e = l->value;
+
+        if (e->index < 1 || e->index > NCQ_CDL_DESCS) {
+            error_setg(errp, "%s descriptor index %u: give 1 to %d", dir,
+                       e->index, NCQ_CDL_DESCS);
+            return false;
+        }
+        if (e->total_policy > 15 || e->active_policy > 15 ||
+            e->inactive_policy > 15) {
+            error_setg(errp, "%s descriptor %u: a policy is 0 to 15", dir,
+                       e->index);
+            return false;
+        }
+        t[e->index - 1] = (NcqCdlDesc) {
+            .total_policy = e->total_policy,
+            .active_policy = e->active_policy,
+            .inactive_policy = e->inactive_policy,
+            .total_us = e->total_us,
+            .active_us = e->active_us,
+            .inactive_us = e->inactive_us,
+        };
+    }
+    return true;
+}
+
+bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
+                      NcqDiskCdlDescriptorList *rd,
+                      NcqDiskCdlDescriptorList *wr, Error **errp)
+{
+    NcqCdl t;
+    char err[160];
+
+    if (!d->cdl.on) {
+        error_setg(errp, "ncq-disk '%s' has no Command Duration Limits; "
+                   "give it cdl=on", d->dev.qdev.id ? d->dev.qdev.id : "");
+        return false;
+    }
+    ncq_model_cdl_get(d->model, &t);
+    if (has_enabled) {
+        t.enabled = enabled;
+    }
+    if (!ncq_disk_cdl_take(rd, t.rd, "read", errp) ||
+        !ncq_disk_cdl_take(wr, t.wr, "write", errp)) {
+        return false;
+    }
+    if (ncq_model_cdl_set_at(d->model, &t,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                             err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    return true;
+}

@@ -226,15 +226,21 @@ void ncq_model_cdl_get(const NcqModel *m, NcqCdl *cdl)
     *cdl = m->cdl;
 }
 
-int ncq_model_cdl_set(NcqModel *m, const NcqCdl *cdl, char *err,
-                      size_t errlen)
+int ncq_cdl_check(const NcqModel *m, const NcqCdl *cdl, char *err,
+                  size_t errlen)
 {
     if (!m->p.cdl && cdl->enabled) {
         snprintf(err, errlen, "model %s has no Command Duration Limits",
                  m->p.name);
         return NCQ_ERR_INVAL;
     }
-    if (ncq_cdl_validate(cdl, err, errlen)) {
+    return ncq_cdl_validate(cdl, err, errlen);
+}
+
+int ncq_model_cdl_set(NcqModel *m, const NcqCdl *cdl, char *err,
+                      size_t errlen)
+{
+    if (ncq_cdl_check(m, cdl, err, errlen)) {
         return NCQ_ERR_INVAL;
     }
     m->cdl = *cdl;
@@ -277,16 +283,24 @@ static int64_t ncq_cdl_queued_deadline(const NcqModel *m, const NcqSlot *s)
 }
 
 /*
- * How soon before its deadline a command must be started: two accesses
- * of a third of the stroke and half a revolution each (the one it may
- * wait for, and its own).
+ * How soon before its deadline a command must be started: decisions come
+ * when an access ends, so a command chosen at the last decision that
+ * leaves room for two of the longest accesses (a full-stroke seek with a
+ * write's settle, a whole revolution, the longest overhead, the
+ * firmware's evaluation of a full queue) meets its deadline: the one
+ * under way when the deadline nears, and its own.
  */
 void ncq_cdl_init(NcqModel *m)
 {
-    int64_t rev = m->p.rpm > 1 ? (int64_t)(NCQ_REV / m->p.rpm) : 0;
+    const NcqParams *p = &m->p;
+    int64_t rev = p->rpm > 1 ? (int64_t)(NCQ_REV / p->rpm) : 0;
+    int64_t ovh = p->ovh_read_miss_ns > p->ovh_write_ns ?
+                  p->ovh_read_miss_ns : p->ovh_write_ns;
+    uint32_t far = p->cylinders ? p->cylinders - 1 : 0;
 
-    m->cdl_margin_ns = 2 * (ncq_seek_time(&m->p, m->p.cylinders / 3) +
-                            rev / 2 + m->p.ovh_read_miss_ns);
+    m->cdl_margin_ns = 2 * (ncq_seek_time(p, far) + p->write_settle_ns +
+                            p->seek_jitter_ns + rev + ovh +
+                            p->sched_eval_ns * NCQ_MAX_TAGS);
 }
 
 int ncq_cdl_pick_urgent(const NcqModel *m, int64_t t)
@@ -447,4 +461,125 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
     if (s->c.cdl_outcome == NCQ_CDL_NONE) {
         s->c.cdl_outcome = NCQ_CDL_MET;
     }
+}
+
+/*
+ * When the mechanism is free after an access that would end at @end: at
+ * once when a missed limit ended every command of it (the drive stops
+ * its retries and the transfer), else at @end.
+ */
+int64_t ncq_cdl_mech_end(const NcqModel *m, const int *members, int n,
+                         int64_t end)
+{
+    int64_t last = INT64_MIN;
+    int i;
+
+    if (!m->cdl.enabled) {
+        return end;
+    }
+    for (i = 0; i < n; i++) {
+        const NcqSlot *s = &m->q.slot[members[i]];
+
+        if (s->c.cdl_outcome < NCQ_CDL_ABORT_INACTIVE) {
+            return end;
+        }
+        last = s->c.complete_ns > last ? s->c.complete_ns : last;
+    }
+    return last < end ? last : end;
+}
+
+/* ---- one descriptor as text (HMP's ncq_disk_set, docs/cdl.md) ---- */
+
+static int ncq_cdl_policy_parse(const char *s, size_t n, uint8_t *pol)
+{
+    static const uint8_t all[] = {
+        NCQ_CDL_CONTINUE, NCQ_CDL_NEXT, NCQ_CDL_NO_LIMIT,
+        NCQ_CDL_UNAVAILABLE, NCQ_CDL_ABORT_RECOVERY, NCQ_CDL_ABORT,
+    };
+    uint64_t v;
+    size_t i;
+
+    for (i = 0; i < sizeof(all); i++) {
+        const char *name = ncq_cdl_policy_name(all[i]);
+
+        if (strlen(name) == n && !strncmp(s, name, n)) {
+            *pol = all[i];
+            return 0;
+        }
+    }
+    if (ncq_parse_uint(s, n, 15, &v) < 0) {
+        return NCQ_ERR_PARSE;
+    }
+    *pol = (uint8_t)v;
+    return 0;
+}
+
+/* "total=50ms/abort": one limit and its policy (default continue) */
+static int ncq_cdl_limit_parse(const char *s, size_t n, NcqCdlDesc *d,
+                               char *err, size_t errlen)
+{
+    const char *eq = memchr(s, '=', n), *sl;
+    uint32_t *lim;
+    uint8_t *pol;
+    int64_t ns;
+    size_t k;
+
+    if (!eq) {
+        goto bad;
+    }
+    k = eq - s;
+    if (k == 5 && !strncmp(s, "total", 5)) {
+        lim = &d->total_us;
+        pol = &d->total_policy;
+    } else if (k == 6 && !strncmp(s, "active", 6)) {
+        lim = &d->active_us;
+        pol = &d->active_policy;
+    } else if (k == 8 && !strncmp(s, "inactive", 8)) {
+        lim = &d->inactive_us;
+        pol = &d->inactive_policy;
+    } else {
+        goto bad;
+    }
+    eq++;
+    sl = memchr(eq, '/', n - (eq - s));
+    *pol = NCQ_CDL_CONTINUE;
+    if (sl && ncq_cdl_policy_parse(sl + 1, n - (sl + 1 - s), pol) < 0) {
+        goto bad;
+    }
+    if (ncq_parse_duration(eq, (sl ? sl : s + n) - eq, NCQ_NS_PER_MS,
+                           &ns) < 0 || ns / 1000 > NCQ_CDL_MAX_LIMIT_US) {
+        goto bad;
+    }
+    *lim = (uint32_t)(ns / 1000);
+    return 0;
+bad:
+    snprintf(err, errlen, "cdl: bad limit '%.*s'; give total=, active= or "
+             "inactive= a duration (e.g. 50ms), optionally /POLICY: "
+             "continue, next, no-limit, unavailable, abort-erp, abort or "
+             "0 to 15", (int)n, s);
+    return NCQ_ERR_PARSE;
+}
+
+int ncq_cdl_desc_parse(const char *text, int *index, NcqCdlDesc *d,
+                       char *err, size_t errlen)
+{
+    const char *p = strchr(text, ':'), *end;
+    uint64_t idx;
+
+    *d = (NcqCdlDesc) { 0 };
+    if (!p || ncq_parse_uint(text, p - text, NCQ_CDL_DESCS, &idx) < 0 ||
+        idx < 1) {
+        snprintf(err, errlen, "cdl: '%s' should start with a descriptor "
+                 "index 1 to %d and ':', e.g. 1:total=50ms/abort", text,
+                 NCQ_CDL_DESCS);
+        return NCQ_ERR_PARSE;
+    }
+    *index = (int)idx;
+    for (p++; *p; p = *end ? end + 1 : end) {
+        end = p + strcspn(p, ",");
+        if (ncq_cdl_limit_parse(p, end - p, d, err, errlen) < 0) {
+            return NCQ_ERR_PARSE;
+        }
+    }
+    return 0;
 }

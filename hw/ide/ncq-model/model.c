@@ -120,6 +120,17 @@ int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
     return 0;
 }
 
+int ncq_model_cdl_set_at(NcqModel *m, const NcqCdl *cdl, int64_t now_ns,
+                         char *err, size_t errlen)
+{
+    if (ncq_cdl_check(m, cdl, err, errlen)) {
+        return NCQ_ERR_INVAL;
+    }
+    ncq_run_to(m, now_ns);
+    m->cdl = *cdl;
+    return 0;
+}
+
 /* The mechanism's work ends at @t: it takes up its next. */
 static void ncq_mech_event(NcqModel *m, int64_t t)
 {

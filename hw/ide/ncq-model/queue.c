@@ -187,8 +187,12 @@ void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *svc)
     NcqCompletion *c = &s->c;
     NcqService v = *svc, *sv = &v;
 
-    if (s->fault_delay_ns || s->fault_hang) {
-        /* the drive retries an injected slow sector, or hangs on it */
+    if ((s->fault_delay_ns || s->fault_hang) &&
+        s->c.cdl_outcome < NCQ_CDL_ABORT_INACTIVE) {
+        /*
+         * The drive retries an injected slow sector, or hangs on it;
+         * not a command a missed duration limit ended while queued.
+         */
         v.complete_ns = s->fault_hang ? INT64_MAX :
                         v.complete_ns + s->fault_delay_ns;
     }

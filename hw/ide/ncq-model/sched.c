@@ -583,7 +583,9 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     m->st.clustered += a.nm - 1;
     /* an injected slow sector keeps the mechanism retrying (fault.c) */
     ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD,
-                   at.t_end + ncq_fault_hold(m, a.members, a.nm));
+                   ncq_cdl_mech_end(m, a.members, a.nm,
+                                    at.t_end + ncq_fault_hold(m, a.members,
+                                                              a.nm)));
     m->sched.plan_cutoff = t;
     ncq_head_move(m, at.ecyl, at.ehead);
     ncq_head_lba_end(m, a.end);

@@ -12,6 +12,7 @@
 #include "hw/ide/ide-dev.h"
 #include "hw/ide/ncq-model.h"
 #include "qapi/qapi-types-common.h"
+#include "qapi/qapi-types-ncq-disk.h"
 #include "qemu/iov.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -208,5 +209,10 @@ bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
 bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
                            const NcqCompletion *c);
 extern const VMStateDescription vmstate_ncq_disk_cdl;
+/* QMP */
+NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
+bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
+                      NcqDiskCdlDescriptorList *rd,
+                      NcqDiskCdlDescriptorList *wr, Error **errp);
 
 #endif

@@ -480,10 +480,25 @@ int ncq_cdl_log_decode(const uint8_t *buf, NcqCdl *cdl, char *err,
                        size_t errlen);
 const char *ncq_cdl_outcome_name(NcqCdlOutcome o);
 const char *ncq_cdl_policy_name(NcqCdlPolicy p);
-/* The model's table; set applies from the next decision (or NCQ_ERR_*). */
+/*
+ * One descriptor as text: "INDEX:LIMIT=DURATION[/POLICY],..." with LIMIT
+ * total, active or inactive (others 0), POLICY a name of
+ * ncq_cdl_policy_name() or 0 to 15 (default continue), e.g.
+ * "2:total=20ms/abort".  Not validated against ACS (ncq_cdl_validate).
+ */
+int ncq_cdl_desc_parse(const char *text, int *index, NcqCdlDesc *d,
+                       char *err, size_t errlen);
+/*
+ * The model's table and whether CDL is enabled.  A new one applies from
+ * the next decision (or NCQ_ERR_INVAL with @err: a bad table, or CDL
+ * enabled on a model without it); the _at variant first processes every
+ * event up to @now_ns, as ncq_model_set_settings_at() does.
+ */
 void ncq_model_cdl_get(const NcqModel *m, NcqCdl *cdl);
 int ncq_model_cdl_set(NcqModel *m, const NcqCdl *cdl, char *err,
                       size_t errlen);
+int ncq_model_cdl_set_at(NcqModel *m, const NcqCdl *cdl, int64_t now_ns,
+                         char *err, size_t errlen);
 
 /* ---- power loss ---- */
 typedef struct NcqRange {
