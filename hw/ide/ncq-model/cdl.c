@@ -386,32 +386,9 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
     return false;
 }
 
-void ncq_cdl_sweep(NcqModel *m, int64_t t)
+bool ncq_cdl_queued_ends(NcqModel *m, NcqSlot *s, int64_t t)
 {
-    int i = 0;
-
-    if (!m->cdl.enabled) {
-        return;
-    }
-    while (i < m->q.n) {
-        int idx = m->q.order[i];
-        NcqSlot *s = &m->q.slot[idx];
-        NcqService sv = {
-            .dispatch_ns = t,
-            .complete_ns = t + m->p.ovh_other_ns,
-            .overhead_ns = m->p.ovh_other_ns,
-            .reason = NCQ_REASON_TIMEOUT,
-        };
-
-        if (!s->cmd.queued || !ncq_cdl_queued_miss(m, s, t)) {
-            i++;
-            continue;
-        }
-        ncq_queue_remove(m, idx);
-        ncq_slot_dispatch(m, s, t);
-        ncq_slot_complete(m, s, &sv);
-        m->st.timeouts_forced++;
-    }
+    return m->cdl.enabled && s->cmd.queued && ncq_cdl_queued_miss(m, s, t);
 }
 
 /*

@@ -286,7 +286,8 @@ void ncq_cdl_init(NcqModel *m);
 int ncq_cdl_check(const NcqModel *m, const NcqCdl *cdl, char *err,
                   size_t errlen);
 int ncq_cdl_pick_urgent(const NcqModel *m, int64_t t);
-void ncq_cdl_sweep(NcqModel *m, int64_t t);
+/* a queued command's missed limit ends it at @t (its policy says so) */
+bool ncq_cdl_queued_ends(NcqModel *m, NcqSlot *s, int64_t t);
 void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv);
 int64_t ncq_cdl_mech_end(const NcqModel *m, const int *members, int n,
                          int64_t end);

@@ -782,6 +782,35 @@ static void ncq_take_waiting_writes(NcqModel *m, int64_t t)
     }
 }
 
+/*
+ * Queued commands whose missed duration limit ends them (cdl.c) complete
+ * now, without a media access.
+ */
+static void ncq_cdl_sweep(NcqModel *m, int64_t t)
+{
+    int i = 0;
+
+    while (i < m->q.n) {
+        int idx = m->q.order[i];
+        NcqSlot *s = &m->q.slot[idx];
+        NcqService sv = {
+            .dispatch_ns = t,
+            .complete_ns = t + m->p.ovh_other_ns,
+            .overhead_ns = m->p.ovh_other_ns,
+            .reason = NCQ_REASON_TIMEOUT,
+        };
+
+        if (!ncq_cdl_queued_ends(m, s, t)) {
+            i++;
+            continue;
+        }
+        ncq_queue_remove(m, idx);
+        ncq_slot_dispatch(m, s, t);
+        ncq_slot_complete(m, s, &sv);
+        m->st.timeouts_forced++;
+    }
+}
+
 /* The mechanism is free at @t: give it its next work, if any. */
 void ncq_sched_decide(NcqModel *m, int64_t t)
 {
