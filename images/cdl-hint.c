@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,22 @@ static int64_t now_us(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A decimal number; false if @s is not one (no sign, no overflow). */
+static bool number(const char *s, uint64_t *v)
+{
+    *v = 0;
+    if (!*s) {
+        return false;
+    }
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || *v > (UINT64_MAX - 9) / 10) {
+            return false;
+        }
+        *v = *v * 10 + (uint64_t)(*s - '0');
+    }
+    return true;
 }
 
 static int reads(const char *dev, long count, uint64_t stride,
@@ -76,32 +93,32 @@ static int reads(const char *dev, long count, uint64_t stride,
 
 int main(int argc, char **argv)
 {
-    long n;
+    uint64_t n, count, stride = 1000003, first = 0;
 
     if (argc < 3) {
         fprintf(stderr, "usage: cdl-hint N CMD [ARG...] | "
                 "cdl-hint N --read DEV COUNT [STRIDE [FIRST]]\n");
         return 2;
     }
-    n = strtol(argv[1], NULL, 10);
-    if (n < 0 || n > 7) {
+    if (!number(argv[1], &n) || n > 7) {
         fprintf(stderr, "cdl-hint: N is 0 to 7, got %s\n", argv[1]);
         return 2;
     }
     if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
                 IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT |
-                n << IOPRIO_HINT_SHIFT | BE_LEVEL) < 0) {
+                (int)n << IOPRIO_HINT_SHIFT | BE_LEVEL) < 0) {
         perror("cdl-hint: ioprio_set");
         return 1;
     }
     if (!strcmp(argv[2], "--read")) {
-        if (argc < 5) {
-            fprintf(stderr, "cdl-hint: --read DEV COUNT [STRIDE [FIRST]]\n");
+        if (argc < 5 || !number(argv[4], &count) ||
+            (argc > 5 && !number(argv[5], &stride)) ||
+            (argc > 6 && !number(argv[6], &first))) {
+            fprintf(stderr, "cdl-hint: --read DEV COUNT [STRIDE [FIRST]], "
+                    "numbers in decimal\n");
             return 2;
         }
-        return reads(argv[3], strtol(argv[4], NULL, 10),
-                     argc > 5 ? strtoull(argv[5], NULL, 10) : 1000003,
-                     argc > 6 ? strtoull(argv[6], NULL, 10) : 0);
+        return reads(argv[3], (long)count, stride, first);
     }
     execvp(argv[2], argv + 2);
     perror(argv[2]);

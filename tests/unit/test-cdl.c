@@ -268,6 +268,38 @@ static void test_retry_abort(void)
     ncq_model_free(m);
 }
 
+/* HMP's text form of one descriptor */
+static void test_parse(void)
+{
+    NcqCdlDesc d;
+    char err[256];
+    int idx;
+
+    CHECK_EQ(ncq_cdl_desc_parse("2:total=20ms/abort,inactive=1.5ms/13",
+                                &idx, &d, err, sizeof(err)), 0);
+    CHECK_EQ(idx, 2);
+    CHECK_EQ(d.total_us, 20000);
+    CHECK_EQ(d.total_policy, NCQ_CDL_ABORT);
+    CHECK_EQ(d.inactive_us, 1500);
+    CHECK_EQ(d.inactive_policy, NCQ_CDL_UNAVAILABLE);
+    CHECK_EQ(d.active_us, 0);
+    CHECK_EQ(ncq_cdl_desc_parse("7:active=3/abort-erp", &idx, &d, err,
+                                sizeof(err)), 0);
+    CHECK_EQ(d.active_us, 3000);            /* a bare number is ms */
+    CHECK_EQ(d.active_policy, NCQ_CDL_ABORT_RECOVERY);
+    CHECK(ncq_cdl_desc_parse("8:total=1ms", &idx, &d, err, sizeof(err)) ==
+          NCQ_ERR_PARSE && strstr(err, "index 1 to 7"), "%s", err);
+    CHECK(ncq_cdl_desc_parse("1:total=1ms/sometimes", &idx, &d, err,
+                             sizeof(err)) == NCQ_ERR_PARSE &&
+          strstr(err, "'total=1ms/sometimes'"), "%s", err);
+    CHECK_EQ(ncq_cdl_desc_parse("1:total=655s", &idx, &d, err,
+                                sizeof(err)), 0);
+    CHECK(ncq_cdl_desc_parse("1:total=700s", &idx, &d, err, sizeof(err)) ==
+          NCQ_ERR_PARSE, "700 s is beyond the longest limit");
+    CHECK(ncq_cdl_desc_parse("1:deadline=1ms", &idx, &d, err,
+                             sizeof(err)) == NCQ_ERR_PARSE, "%s", err);
+}
+
 int main(void)
 {
     test_validate();
@@ -277,5 +309,6 @@ int main(void)
     test_policies();
     test_active_abort();
     test_retry_abort();
+    test_parse();
     return ncq_test_done("cdl");
 }
