@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stdlib.h>
 #include <string.h>
 #include "ncq-test.h"
 
@@ -268,6 +269,53 @@ static void test_retry_abort(void)
     ncq_model_free(m);
 }
 
+/*
+ * The table, the enabled bit and each queued command's CDL state travel
+ * in the model's state: a model loaded mid-run completes the rest as the
+ * original does (state.c, format v3).
+ */
+static void test_state(void)
+{
+    NcqModel *a = cdl_model(true), *b = cdl_model(true);
+    NcqCdl t = { .enabled = true }, tb;
+    uint64_t cap = ncq_model_params(a)->capacity, rng = 11;
+    NcqCompletion ca[40], cb[40];
+    char err[160];
+    size_t len;
+    void *buf;
+    int i, na, nb;
+
+    t.rd[0].total_us = 30000;
+    t.rd[0].total_policy = NCQ_CDL_NEXT;
+    t.rd[1].inactive_us = 40000;
+    t.rd[1].inactive_policy = NCQ_CDL_ABORT;
+    set_cdl(a, &t);
+    for (i = 0; i < 30; i++) {
+        CHECK_EQ(submit_cdl(a, i, ncq_test_rng(&rng) % (cap - 8), i % 3,
+                            i * 1000), 0);
+    }
+    na = ncq_model_advance(a, 60 * MS, ca, 40);
+    len = ncq_model_state_size(a);
+    buf = malloc(len);
+    CHECK_EQ(ncq_model_state_save(a, buf, len), 0);
+    CHECK(ncq_model_state_load(b, buf, len, err, sizeof(err)) == 0, "%s",
+          err);
+    ncq_model_cdl_get(b, &tb);
+    CHECK(!memcmp(&tb, &t, sizeof(t)), "the table travels");
+    na = ncq_test_drain(a, ca, 40);
+    nb = ncq_test_drain(b, cb, 40);
+    CHECK_EQ(na, nb);
+    CHECK(na > 0 && !memcmp(ca, cb, na * sizeof(ca[0])),
+          "the rest completes alike");
+    for (i = 0; i < na; i++) {
+        CHECK(ca[i].cdl == 0 || ca[i].cdl_outcome != NCQ_CDL_NONE,
+              "tag %u has an outcome", ca[i].id);
+    }
+    free(buf);
+    ncq_model_free(a);
+    ncq_model_free(b);
+}
+
 /* HMP's text form of one descriptor */
 static void test_parse(void)
 {
@@ -310,5 +358,6 @@ int main(void)
     test_active_abort();
     test_retry_abort();
     test_parse();
+    test_state();
     return ncq_test_done("cdl");
 }
