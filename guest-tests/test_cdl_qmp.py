@@ -1,6 +1,9 @@
 """Command Duration Limits over QMP and HMP (docs/cdl.md), without a
 guest: the descriptors shown and set, bad descriptors refused whole, and
-a disk without CDL."""
+a disk without CDL, and a migration."""
+import json
+import subprocess
+import time
 
 CDL_DISK = "ncq-disk,drive=d0,bus=ide.0,id=disk0,model=st3400620as,cdl=on"
 
@@ -88,3 +91,65 @@ def test_hmp(run_qemu):
     assert "descriptor index 1 to 7" in bad_index
     assert "  cdl on\r\n" in info
     assert "  cdl-read 3: total 50.000 ms/0xf inactive 10.000 ms/0xd" in info
+
+
+class _Qmp:
+    """QEMU with '-qmp stdio', one command at a time."""
+
+    def __init__(self, qemu_build, img, *args):
+        self.p = subprocess.Popen(
+            [str(qemu_build / "qemu-system-x86_64"), "-M", "q35",
+             "-nodefaults", "-display", "none", "-vga", "none", "-nic",
+             "none", "-S", "-drive", f"if=none,id=d0,file={img},"
+             "format=qcow2", "-qmp", "stdio", *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.p.stdout.readline()                # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        self.p.stdin.write(json.dumps({"execute": name,
+                                       "arguments": args}) + "\n")
+        self.p.stdin.flush()
+        while True:
+            reply = json.loads(self.p.stdout.readline())
+            if "return" in reply or "error" in reply:
+                return reply
+
+    def quit(self):
+        self.cmd("quit")
+        self.p.wait(timeout=30)
+
+
+def test_migration_carries_cdl(qemu_build, tmp_path):
+    """The table and the enabled bit (model state) and the drive's CDL
+    settings reach the destination of a migration."""
+    img = tmp_path / "d.qcow2"
+    subprocess.run([str(qemu_build / "qemu-img"), "create", "-q", "-f",
+                    "qcow2", str(img), "64M"], check=True)
+    state = tmp_path / "state"
+    src = _Qmp(qemu_build, img, "-device", CDL_DISK)
+    assert src.cmd("ncq-disk-set-cdl", id="disk0", enabled=True,
+                   read=[_desc(4, 30000, 0xD, inactive_us=7000,
+                               inactive_policy=0xF)]) == {"return": {}}
+    want = src.cmd("query-ncq-disk-cdl", id="disk0")["return"]
+    assert src.cmd("migrate", uri=f"file:{state}") == {"return": {}}
+    for _ in range(300):
+        status = src.cmd("query-migrate")["return"].get("status")
+        if status in ("completed", "failed"):
+            break
+        time.sleep(0.1)
+    assert status == "completed"
+    src.quit()
+    dst = _Qmp(qemu_build, img, "-device", CDL_DISK, "-incoming",
+               f"file:{state}")
+    for _ in range(300):
+        status = dst.cmd("query-status")["return"]["status"]
+        if status != "inmigrate":
+            break
+        time.sleep(0.1)
+    got = dst.cmd("query-ncq-disk-cdl", id="disk0")["return"]
+    dst.quit()
+    assert got == want
+    assert got["enabled"] is True
+    assert got["read"][3] == _desc(4, 30000, 0xD, inactive_us=7000,
+                                   inactive_policy=0xF)
