@@ -104,6 +104,23 @@ void ncq_disk_cdl_identify(NcqDisk *d, uint16_t *words)
                       (d->cdl.sense_reporting ? ID_CMDSET_SENSE_DATA : 0));
 }
 
+/*
+ * IDENTIFY DEVICE data built already (the core keeps it): word 120 says
+ * whether sense data reporting is enabled.
+ */
+static void ncq_disk_cdl_identify_update(NcqDisk *d, IDEState *s)
+{
+    uint16_t *words = (uint16_t *)s->identify_data;
+    uint16_t w;
+
+    if (!s->identify_set) {
+        return;
+    }
+    w = lduw_le_p(&words[ID_CMDSET_SUP3 + 1]) & ~ID_CMDSET_SENSE_DATA;
+    stw_le_p(&words[ID_CMDSET_SUP3 + 1],
+             w | (d->cdl.sense_reporting ? ID_CMDSET_SENSE_DATA : 0));
+}
+
 /* SET FEATURES: true if it was ours (the command has then completed). */
 bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
 {
@@ -127,6 +144,7 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
         break;
     case SETFEATURES_SENSE_DATA:
         d->cdl.sense_reporting = on;
+        ncq_disk_cdl_identify_update(d, s);
         break;
     case SETFEATURES_SUCCESS_SENSE:
         d->cdl.success_sense = on;
