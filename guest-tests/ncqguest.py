@@ -451,28 +451,32 @@ class Guest:
 
 TRACE_COLUMNS = ("tag,op,lba,sectors,fua,prio,arrival_ns,dispatch_ns,"
                  "complete_ns,seek_ns,rotate_ns,transfer_ns,cache,queue_len,"
-                 "delay_count,reason").split(",")
-_TRACE_TEXT = ("op", "cache", "reason")
+                 "delay_count,reason,cdl,cdl_outcome").split(",")
+# version 1 had no CDL columns
+_TRACE_COLUMNS_V1 = TRACE_COLUMNS[:16]
+_TRACE_TEXT = ("op", "cache", "reason", "cdl_outcome")
 
 
 def read_trace(path):
-    """Parse an ncq-trace v1 file (docs/trace-schema.md), as the device's
-    trace=PATH property writes it.  Returns (header, records): header is
-    the dict of key=value words of line 1 plus 'version'; records are
-    dicts keyed by column name in file (completion) order, integers
-    converted, 'op', 'cache' and 'reason' left as strings."""
+    """Parse an ncq-trace v1 or v2 file (docs/trace-schema.md), as the
+    device's trace=PATH property writes it.  Returns (header, records):
+    header is the dict of key=value words of line 1 plus 'version';
+    records are dicts keyed by column name in file (completion) order,
+    integers converted, 'op', 'cache', 'reason' and 'cdl_outcome' left as
+    strings (v1 records have no cdl columns)."""
     lines = Path(path).read_text().splitlines()
     if not lines or not lines[0].startswith("# ncq-trace v"):
         raise ValueError(f"{path}: not an ncq-trace file")
     words = lines[0][len("# ncq-trace v"):].split()
     header = {"version": int(words[0])}
-    if header["version"] != 1:
+    if header["version"] not in (1, 2):
         raise ValueError(f"{path}: trace version {header['version']}, "
-                         "this reader knows version 1")
+                         "this reader knows versions 1 and 2")
     for w in words[1:]:
         k, _, v = w.partition("=")
         header[k] = v
-    if lines[1].split(",") != TRACE_COLUMNS:
+    columns = TRACE_COLUMNS if header["version"] == 2 else _TRACE_COLUMNS_V1
+    if lines[1].split(",") != columns:
         raise ValueError(f"{path}: unexpected column line {lines[1]!r}")
     records = []
     for line in lines[2:]:
@@ -480,7 +484,7 @@ def read_trace(path):
             continue
         vals = line.split(",")
         rec = {}
-        for k, v in zip(TRACE_COLUMNS, vals):
+        for k, v in zip(columns, vals):
             rec[k] = v if k in _TRACE_TEXT else int(v)
         records.append(rec)
     return header, records

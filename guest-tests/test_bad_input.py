@@ -133,6 +133,11 @@ CASES = [
      ["'timing' expects 'on' or 'off'"]),
     ("ncq-prio=2", prop_case("ncq-prio=2"),
      ["'ncq-prio' expects 'on' or 'off'"]),
+    ("cdl=maybe", prop_case("cdl=maybe"),
+     ["'cdl' does not accept value 'maybe'"]),
+    # Command Duration Limits are modelled for hard disks only
+    ("cdl=on-ssd", prop_case("model=intel-530,cdl=on"),
+     ["cdl=on: model intel-530 is an SSD", "drop cdl=on"]),
     ("starvation-timeout=abc", prop_case("starvation-timeout=abc"),
      ["starvation-timeout='abc'", "not a time", "use e.g. 2s"]),
     ("starvation-timeout=5m", prop_case("starvation-timeout=5m"),

@@ -25,6 +25,9 @@ umask 022
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 INIT_SRC="$HERE/init"
+# The guest's helper that gives I/O a Command Duration Limit hint (the
+# image's fio predates cmdprio_hint), built statically here
+CDL_HINT_SRC="$HERE/cdl-hint.c"
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 # Every timestamp in the initramfs (Debian 12's release day).  Fixed, so that the
 # image only depends on the inputs hashed below.
@@ -117,6 +120,7 @@ need gzip gzip
 need sha256sum coreutils
 need ldd libc-bin
 need flock util-linux
+need gcc gcc
 need dpkg-query dpkg
 need dpkg-deb dpkg
 need depmod kmod
@@ -325,6 +329,8 @@ fi
 INPUTS="format ncq-disk-guest-image 1
 builder_sha256 $(sha256sum <"$SELF" | cut -d' ' -f1)
 init_sha256 $(sha256sum <"$INIT_SRC" | cut -d' ' -f1)
+cdl_hint_sha256 $(sha256sum <"$CDL_HINT_SRC" | cut -d' ' -f1)
+cdl_hint_cc $(gcc --version | head -1)
 source_date_epoch $EPOCH
 compress $COMPRESS
 kernel $KERNEL_ID
@@ -443,6 +449,8 @@ ln -s /proc/mounts "$ROOT/etc/mtab"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$ROOT/etc/passwd"
 printf 'root:x:0:\n' >"$ROOT/etc/group"
 install -m 755 "$INIT_SRC" "$ROOT/init"
+gcc -static -O2 -o "$ROOT/usr/bin/cdl-hint" "$CDL_HINT_SRC" \
+    || die "cannot build $CDL_HINT_SRC statically: install libc6-dev"
 
 # host path -> image path (everything under /usr)
 imgpath() { case "$1" in /usr/*) echo "$1" ;; *) echo "/usr$1" ;; esac; }

@@ -224,6 +224,23 @@ def sim_runs(model_file):
     return out
 
 
+def v1_view(lines):
+    """A trace of schema v2 (issue 15: the CDL columns) whose records carry
+    no CDL, as the v1 trace it equals, so that versions on either side of
+    the schema change compare; records with a CDL index keep theirs and
+    so differ."""
+    if not lines or not lines[0].startswith("# ncq-trace v2 "):
+        return lines
+    out = ["# ncq-trace v1 " + lines[0][len("# ncq-trace v2 "):]]
+    for line in lines[1:]:
+        for tail in (",cdl,cdl_outcome", ",0,-"):
+            if line.endswith(tail):
+                line = line[:-len(tail)]
+                break
+        out.append(line)
+    return out
+
+
 def sim_blob(sim, args, trace, outdir, idx):
     """Everything one run produced, as one text (the item compared)."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -236,8 +253,8 @@ def sim_blob(sim, args, trace, outdir, idx):
     blob += ["--- stderr"] + p.stderr.splitlines()
     if trace:
         t = outdir / f"run{idx}.trace"
-        blob += ["--- trace"] + (t.read_text().splitlines() if t.exists()
-                                 else ["(none written)"])
+        blob += ["--- trace"] + (v1_view(t.read_text().splitlines())
+                                 if t.exists() else ["(none written)"])
     return blob
 
 

@@ -145,6 +145,7 @@ if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
             "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
             guest-tests/test_kernels.py guest-tests/test_device.py \
             guest-tests/test_identify.py \
+            guest-tests/test_cdl.py \
             guest-tests/test_scenario_1_depth.py "$@"
     else
         echo "test: the Debian 13 image did not build" >&2

@@ -20,6 +20,7 @@
 
 /* Command codes the generic IDE core does not name */
 #define ATA_CMD_READ_LOG_EXT        0x2f
+#define ATA_CMD_WRITE_LOG_EXT       0x3f
 #define ATA_CMD_READ_FPDMA_QUEUED   0x60
 #define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
 
@@ -40,6 +41,10 @@
 #define NCQ_CMD_LOG         (1u << 4)
 /* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
 #define NCQ_CMD_TRIM        (1u << 5)
+/* WRITE LOG EXT: the Command Duration Limits log (ncq-disk-cdl.c) */
+#define NCQ_CMD_LOG_WRITE   (1u << 6)
+/* SET FEATURES: the drive's own subcommands first (ncq-disk-cdl.c) */
+#define NCQ_CMD_FEATURES    (1u << 7)
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -65,6 +70,8 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [WIN_MULTREAD_EXT]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [ATA_CMD_READ_LOG_EXT]      = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG_WRITE },
+    [WIN_SETFEATURES]           = { NCQ_OP_OTHER, NCQ_CMD_FEATURES },
     [WIN_WRITE]                 = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_WRITE_EXT]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
     [WIN_WRITEDMA_EXT]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
@@ -207,6 +214,14 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if (c->flags & NCQ_CMD_LOG) {
         *complete = ncq_disk_read_log(d, s);
+        return true;
+    }
+    if (c->flags & NCQ_CMD_LOG_WRITE) {
+        *complete = ncq_disk_cdl_write_log(d, s);
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {
+        *complete = true;
         return true;
     }
     if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {

@@ -36,6 +36,44 @@ static void hmp_info_ncq_disk_faults(Monitor *mon, const char *path)
     }
 }
 
+static void hmp_print_cdl_limit(Monitor *mon, const char *name,
+                                uint32_t us, uint8_t policy)
+{
+    if (us) {
+        monitor_printf(mon, " %s %.3f ms/0x%x", name, us / 1e3, policy);
+    }
+}
+
+/* Command Duration Limits: on or off, and the descriptors with limits */
+static void hmp_info_ncq_disk_cdl(Monitor *mon, const char *path)
+{
+    g_autoptr(NcqDiskCdlInfo) cdl = qmp_query_ncq_disk_cdl(path, NULL);
+    NcqDiskCdlDescriptorList *l;
+    int dir;
+
+    if (!cdl || !cdl->supported) {
+        return;
+    }
+    monitor_printf(mon, "  cdl %s\n", cdl->enabled ? "on" : "off");
+    for (dir = 0; dir < 2; dir++) {
+        for (l = dir ? cdl->write : cdl->read; l; l = l->next) {
+            NcqDiskCdlDescriptor *e = l->value;
+
+            if (!e->total_us && !e->active_us && !e->inactive_us) {
+                continue;
+            }
+            monitor_printf(mon, "  cdl-%s %u:", dir ? "write" : "read",
+                           e->index);
+            hmp_print_cdl_limit(mon, "total", e->total_us, e->total_policy);
+            hmp_print_cdl_limit(mon, "active", e->active_us,
+                                e->active_policy);
+            hmp_print_cdl_limit(mon, "inactive", e->inactive_us,
+                                e->inactive_policy);
+            monitor_printf(mon, "\n");
+        }
+    }
+}
+
 void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
 {
     g_autoptr(NcqDiskInfoList) list = qmp_query_ncq_disk(NULL, NULL);
@@ -75,6 +113,7 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
                            q->value->age_ns / 1e6);
         }
         hmp_info_ncq_disk_faults(mon, i->qom_path);
+        hmp_info_ncq_disk_cdl(mon, i->qom_path);
     }
 }
 

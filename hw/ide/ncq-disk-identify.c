@@ -144,10 +144,12 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     ncq_disk_identify_model(d, words);
     /*
      * Other parts of the drive add their words here, each in its own
-     * file, before the checksum:
-     *     ncq_disk_cdl_identify(d, words);
-     *     ncq_disk_smart_identify(d, words);
+     * file, before the checksum.  Command Duration Limits ride on NCQ
+     * commands: only where AHCI sets up queues.
      */
+    if (lduw_le_p(&words[ID_SATA_CAP]) & ID_SATA_CAP_NCQ) {
+        ncq_disk_cdl_identify(d, words);
+    }
     ncq_disk_identify_checksum(words);
 }
 

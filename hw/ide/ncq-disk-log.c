@@ -36,7 +36,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
 {
     NcqDiskErrorLog *e = &d->errlog;
     uint8_t sum = 0;
-    int i;
+    int i, n;
 
     memset(buf, 0, 512);
     switch (log) {
@@ -47,6 +47,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         stw_le_p(buf, 0x0001);                          /* GPL version */
         stw_le_p(buf + 2 * LOG_NCQ_ERROR, 1);
         stw_le_p(buf + 2 * LOG_IDENTIFY_DEVICE, ID_LOG_PAGES);
+        ncq_disk_cdl_log_directory(d, buf);
         return true;
     case LOG_NCQ_ERROR:
         if (page) {
@@ -65,6 +66,8 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
             buf[10] = e->lba >> 40;
             buf[12] = e->count;
             buf[13] = e->count >> 8;
+            /* NCQ autosense: sense key, ASC, ASCQ */
+            memcpy(buf + 14, e->sense, sizeof(e->sense));
         }
         for (i = 0; i < 511; i++) {
             sum += buf[i];
@@ -76,10 +79,18 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         return true;
     case LOG_IDENTIFY_DEVICE:
         if (page == ID_LOG_SUPPORTED_PAGES) {
+            /* the number of pages, then their numbers in ascending order */
             ncq_disk_id_page_header(buf, page);
-            buf[8] = 2;
-            buf[9] = ID_LOG_SUPPORTED_PAGES;
-            buf[10] = ID_LOG_SATA_SETTINGS;
+            n = 0;
+            buf[9 + n++] = ID_LOG_SUPPORTED_PAGES;
+            n += ncq_disk_cdl_id_pages(d, buf + 9 + n);
+            buf[9 + n++] = ID_LOG_SATA_SETTINGS;
+            buf[8] = n;
+            return true;
+        }
+        if (page != ID_LOG_SATA_SETTINGS &&
+            ncq_disk_cdl_log_page(d, log, page, buf)) {
+            ncq_disk_id_page_header(buf, page);
             return true;
         }
         if (page == ID_LOG_SATA_SETTINGS) {
@@ -92,7 +103,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         }
         return false;
     }
-    return false;
+    return ncq_disk_cdl_log_page(d, log, page, buf);
 }
 
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s)

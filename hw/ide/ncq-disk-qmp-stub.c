@@ -59,6 +59,20 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
     return NULL;
 }
 
+NcqDiskCdlInfo *qmp_query_ncq_disk_cdl(const char *id, Error **errp)
+{
+    ncq_disk_not_built(errp);
+    return NULL;
+}
+
+void qmp_ncq_disk_set_cdl(const char *id, bool has_enabled, bool enabled,
+                          bool has_read, NcqDiskCdlDescriptorList *read,
+                          bool has_write, NcqDiskCdlDescriptorList *write,
+                          Error **errp)
+{
+    ncq_disk_not_built(errp);
+}
+
 void ncq_disk_set_text(const char *id, const char *key, const char *value,
                        Error **errp)
 {

@@ -320,6 +320,50 @@ NcqDiskPowerCut *qmp_ncq_disk_power_cut(const char *id, bool has_quit,
     return ret;
 }
 
+NcqDiskCdlInfo *qmp_query_ncq_disk_cdl(const char *id, Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+
+    return d ? ncq_disk_cdl_query(d) : NULL;
+}
+
+void qmp_ncq_disk_set_cdl(const char *id, bool has_enabled, bool enabled,
+                          bool has_read, NcqDiskCdlDescriptorList *read,
+                          bool has_write, NcqDiskCdlDescriptorList *write,
+                          Error **errp)
+{
+    NcqDisk *d = ncq_disk_find(id, errp);
+
+    if (d) {
+        ncq_disk_cdl_set(d, has_enabled, enabled, read, write, errp);
+    }
+}
+
+/* HMP's "cdl-read 2:total=20ms/abort" (or cdl-write): one descriptor */
+static void ncq_disk_set_cdl_text(const char *id, bool write,
+                                  const char *value, Error **errp)
+{
+    g_autoptr(NcqDiskCdlDescriptorList) list = NULL;
+    NcqDiskCdlDescriptor *e = g_new0(NcqDiskCdlDescriptor, 1);
+    NcqCdlDesc t;
+    char err[256];
+    int index;
+
+    QAPI_LIST_PREPEND(list, e);
+    if (ncq_cdl_desc_parse(value, &index, &t, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return;
+    }
+    *e = (NcqDiskCdlDescriptor) {
+        .index = index,
+        .total_us = t.total_us, .total_policy = t.total_policy,
+        .active_us = t.active_us, .active_policy = t.active_policy,
+        .inactive_us = t.inactive_us, .inactive_policy = t.inactive_policy,
+    };
+    qmp_ncq_disk_set_cdl(id, false, false, !write, write ? NULL : list,
+                         write, write ? list : NULL, errp);
+}
+
 /* The settings ncq_disk_set_text() takes, as HMP's ncq_disk_set names them */
 typedef enum NcqDiskKey {
     NCQ_KEY_POLICY,
@@ -330,6 +374,9 @@ typedef enum NcqDiskKey {
     NCQ_KEY_CLUSTERING,
     NCQ_KEY_QUEUE_DEPTH,
     NCQ_KEY_FAULTS,
+    NCQ_KEY_CDL,
+    NCQ_KEY_CDL_READ,
+    NCQ_KEY_CDL_WRITE,
     NCQ_KEY__MAX,
 } NcqDiskKey;
 
@@ -345,6 +392,9 @@ static const struct {
     [NCQ_KEY_CLUSTERING]         = { "clustering", UINT32_MAX },
     [NCQ_KEY_QUEUE_DEPTH]        = { "queue-depth", UINT32_MAX },
     [NCQ_KEY_FAULTS]             = { "faults" },
+    [NCQ_KEY_CDL]                = { "cdl" },
+    [NCQ_KEY_CDL_READ]           = { "cdl-read" },
+    [NCQ_KEY_CDL_WRITE]          = { "cdl-write" },
 };
 
 /* The key named @name; NCQ_KEY__MAX if none */
@@ -381,11 +431,24 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
     if (k == NCQ_KEY__MAX) {
         error_setg(errp, "unknown setting '%s'; use policy, aging-weight, "
                    "starvation-timeout-ns, prio-timeout-ns, honour-prio, "
-                   "clustering, queue-depth or faults", key);
+                   "clustering, queue-depth, faults, cdl, cdl-read or "
+                   "cdl-write", key);
         return;
     }
     if (k == NCQ_KEY_FAULTS) {
         ncq_disk_set_faults(id, value, errp);
+        return;
+    }
+    if (k == NCQ_KEY_CDL_READ || k == NCQ_KEY_CDL_WRITE) {
+        ncq_disk_set_cdl_text(id, k == NCQ_KEY_CDL_WRITE, value, errp);
+        return;
+    }
+    if (k == NCQ_KEY_CDL) {
+        if (!on && strcmp(value, "off")) {
+            error_setg(errp, "cdl takes on or off, not '%s'", value);
+            return;
+        }
+        qmp_ncq_disk_set_cdl(id, true, on, false, NULL, false, NULL, errp);
         return;
     }
     if (k == NCQ_KEY_HONOUR_PRIO && !on && strcmp(value, "off")) {

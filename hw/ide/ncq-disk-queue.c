@@ -144,8 +144,8 @@ void ncq_disk_wait_host(NcqDiskReq *r)
  * commands until the host has read that log (SATA 3.x, 13.6.3).  @lba
  * goes to the log: the first failing sector of a media error.
  */
-static void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
-                              uint8_t error, uint64_t lba)
+void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                       uint8_t error, uint64_t lba)
 {
     IDENCQCmd *aborted[NCQ_DISK_MAX_DEPTH];
     int i, n = 0;
@@ -269,6 +269,7 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
         .fua = cmd->fua,
         .prio = cmd->prio,
         .queued = true,
+        .cdl = cmd->cdl,
     };
     int ret;
 
@@ -474,6 +475,9 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         ncq_disk_ncq_halt(d, cmd, c->id, ncq_disk_fault_error(c->fault),
                           c->fault_lba);
         return NCQ_DISK_NEXT;
+    }
+    if (ncq_disk_cdl_complete(d, r, c)) {
+        return NCQ_DISK_NEXT;   /* a missed limit aborted it */
     }
     ncq_disk_finish(r, r->host_ret);
     return NCQ_DISK_NEXT;

@@ -260,7 +260,7 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
     NcqSettings st;
     char err[512];
 
-    if (!ncq_disk_load_params(d, errp)) {
+    if (!ncq_disk_load_params(d, errp) || !ncq_disk_cdl_realize(d, errp)) {
         return false;
     }
     d->model = ncq_model_new(d->params, d->prop.seed, err, sizeof(err));
@@ -414,6 +414,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_BOOL("power-loss", NcqDisk, prop.power_loss, true),
     /* For tests: how long a stuck host I/O may hold virtual time */
     DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, prop.host_wait_ms, 30000),
+    DEFINE_PROP_ON_OFF_AUTO("cdl", NcqDisk, prop.cdl, ON_OFF_AUTO_AUTO),
 };
 
 /*
@@ -446,6 +447,9 @@ static const struct {
     { "discard_granularity", "TRIM (DSM) granularity in bytes: 0 (no "
       "TRIM) or 512; 4294967295 means the model's: 512 for an SSD, 0 for "
       "a hard disk" },
+    { "cdl", "on/off/auto: Command Duration Limits (ACS-5, docs/cdl.md); "
+      "auto: the model's (on for a hard disk model that declares them), "
+      "on: any hard disk model" },
     { "x-host-wait-ms", "for tests: wall-clock ms a deadline waits for a "
       "stuck host I/O before failing its command, 0 to 4294967295" },
 };

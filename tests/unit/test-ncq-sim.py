@@ -39,8 +39,8 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 0, 'closed loop runs')
     check('IOPS' in p.stdout and 'delay count' in p.stdout, 'summary')
     magic, cols, recs = records(tr)
-    check(magic.startswith('# ncq-trace v1 '), 'versioned header: ' + magic)
-    check(cols.split(',')[0] == 'tag' and len(cols.split(',')) == 16,
+    check(magic.startswith('# ncq-trace v2 '), 'versioned header: ' + magic)
+    check(cols.split(',')[0] == 'tag' and len(cols.split(',')) == 18,
           'columns')
     check(len(recs) == 2000, 'one record per command: %d' % len(recs))
     tr2 = os.path.join(d, 'b.csv')

@@ -34,6 +34,7 @@ static const struct {
 } formats[] = {
     { 1, 0x71b1b9032594869dULL },
     { 2, 0x85800501be3984cfULL },   /* issue 13 */
+    { 3, 0x697d979855d34110ULL },   /* issue 15: Command Duration Limits */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

@@ -120,10 +120,11 @@ static int ncq_req_cmp(const void *a, const void *b)
 }
 
 /*
- * One record of @line (a plain CSV line or, if @schema, an ncq-trace
+ * One record of @line (a plain CSV line or, if @schema, a record of an
+ * ncq-trace of that version
  * record) into @req; -1 with the message in @err.
  */
-static int ncq_trace_parse_record(char *line, bool schema, NcqReq *req,
+static int ncq_trace_parse_record(char *line, int schema, NcqReq *req,
                                   const char *where, char *err,
                                   size_t errlen)
 {
@@ -133,7 +134,9 @@ static int ncq_trace_parse_record(char *line, bool schema, NcqReq *req,
     NcqOp op;
 
     if (schema) {
-        if (nf != 16 || ncq_parse_op(fld[1], &op) < 0 ||
+        /* v1 has 16 columns, v2 adds cdl and cdl_outcome */
+        if (nf != (schema == 1 ? 16 : 18) ||
+            ncq_parse_op(fld[1], &op) < 0 ||
             ncq_num(fld[2], &lba) < 0 || ncq_num(fld[3], &sec) < 0 ||
             ncq_num(fld[4], &fua) < 0 || ncq_num(fld[5], &prio) < 0 ||
             ncq_num(fld[6], &t) < 0 || ncq_num(fld[13], &qlen) < 0 ||
@@ -198,7 +201,8 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
     char line[1024], where[1024];
     long n = 0, cap = 0, lineno = 0;
     NcqReq *v = NULL;
-    bool schema = false, header_seen = false;
+    int schema = 0;             /* the ncq-trace version, 0: plain CSV */
+    bool header_seen = false;
 
     if (!f) {
         snprintf(err, errlen, "%s: cannot open", path);
@@ -210,12 +214,12 @@ long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen)
         if (!strncmp(line, NCQ_TRACE_MAGIC, strlen(NCQ_TRACE_MAGIC))) {
             int64_t ver = ncq_trace_version(line);
 
-            if (ver != NCQ_TRACE_VERSION) {
+            if (ver < 1 || ver > NCQ_TRACE_VERSION) {
                 snprintf(err, errlen, "%s: unsupported trace version %"
                          PRId64, where, ver);
                 goto fail;
             }
-            schema = true;
+            schema = (int)ver;
             continue;
         }
         if (line[0] == '#' || line[0] == 0) {

@@ -40,6 +40,7 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     m->s.zero_latency = p->zero_latency;
     m->rng = seed;
     ncq_sched_init(m);
+    ncq_cdl_init(m);
     if (ncq_layout_init(m, err, errlen) < 0) {
         free(m);
         return NULL;
@@ -116,6 +117,17 @@ int ncq_model_set_settings_at(NcqModel *m, const NcqSettings *s,
     }
     ncq_run_to(m, now_ns);
     m->s = *s;
+    return 0;
+}
+
+int ncq_model_cdl_set_at(NcqModel *m, const NcqCdl *cdl, int64_t now_ns,
+                         char *err, size_t errlen)
+{
+    if (ncq_cdl_check(m, cdl, err, errlen)) {
+        return NCQ_ERR_INVAL;
+    }
+    ncq_run_to(m, now_ns);
+    m->cdl = *cdl;
     return 0;
 }
 

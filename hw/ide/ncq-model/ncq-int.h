@@ -108,6 +108,10 @@ typedef struct NcqSlot {
     /* injected at submit (fault.c decides, queue.c records) */
     int64_t fault_delay_ns;
     bool fault_hang;
+    /* Command Duration Limits (cdl.c): the descriptor it is under now */
+    uint8_t cdl_desc;
+    bool cdl_inactive_seen;   /* its inactive time limit was missed */
+    bool cdl_total_seen;      /* its total time limit was missed */
 } NcqSlot;
 
 typedef struct NcqSeg {
@@ -247,6 +251,8 @@ struct NcqModel {
     NcqSsd ssd;
     NcqFaults faults;
     NcqStats st;
+    NcqCdl cdl;                   /* Command Duration Limits (cdl.c) */
+    int64_t cdl_margin_ns;        /* start this long before a deadline */
 };
 
 /* What a command's fault rules decided at submit (fault.c). */
@@ -276,6 +282,16 @@ typedef struct NcqService {
 } NcqService;
 
 /* fault.c */
+void ncq_cdl_init(NcqModel *m);
+int ncq_cdl_check(const NcqModel *m, const NcqCdl *cdl, char *err,
+                  size_t errlen);
+int ncq_cdl_pick_urgent(const NcqModel *m, int64_t t);
+/* a queued command's missed limit ends it at @t (its policy says so) */
+bool ncq_cdl_queued_ends(NcqModel *m, NcqSlot *s, int64_t t);
+void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv);
+int64_t ncq_cdl_mech_end(const NcqModel *m, const int *members, int n,
+                         int64_t end);
+
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate);
 int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 

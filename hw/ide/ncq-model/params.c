@@ -122,6 +122,7 @@ static const NcqKey ncq_keys[] = {
     K("firmware", "eval_us", KT_US, sched_eval_ns),
     K("firmware", "zero_latency", KT_BOOL, zero_latency),
     K("firmware", "plan_ahead", KT_BOOL, plan_ahead),
+    K("firmware", "cdl", KT_BOOL, cdl),
     K("ssd", "channels", KT_U32, channels),
     K("ssd", "dies_per_channel", KT_U32, dies_per_channel),
     K("ssd", "page_kib", KT_KIB_BYTES, page_bytes),
@@ -783,6 +784,11 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
         return NCQ_ERR_PARSE;
     }
     if (p->kind == NCQ_KIND_SSD) {
+        if (p->cdl) {
+            snprintf(err, errlen, "cdl: Command Duration Limits are "
+                     "modelled for hard disks only; remove 'cdl = yes'");
+            return NCQ_ERR_PARSE;
+        }
         return ncq_validate_ssd(p, err, errlen);
     }
     return ncq_validate_hdd(p, err, errlen);

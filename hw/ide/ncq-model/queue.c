@@ -90,6 +90,12 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
     s->c.fault_lba = fate->lba;
     s->fault_delay_ns = fate->delay_ns;
     s->fault_hang = fate->hang;
+    s->c.cdl = cmd->cdl;
+    s->cdl_desc = cmd->cdl <= NCQ_CDL_DESCS ? cmd->cdl : 0;
+    if (m->cdl.enabled) {
+        /* NCQ priority and CDL exclude each other: CDL wins (cdl.md) */
+        s->cmd.prio = false;
+    }
     if (fate->kind == NCQ_FAULT_UNC || fate->kind == NCQ_FAULT_WRITE ||
         fate->kind == NCQ_FAULT_HANG) {
         /*
@@ -176,9 +182,22 @@ void ncq_slot_dispatch(NcqModel *m, NcqSlot *s, int64_t t)
  * The one place a completion time is fixed: @s is served as @sv says.
  * An injected slow command completes late, a hung one never (fault.c).
  */
-void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *sv)
+void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *svc)
 {
     NcqCompletion *c = &s->c;
+    NcqService v = *svc, *sv = &v;
+
+    if ((s->fault_delay_ns || s->fault_hang) &&
+        s->c.cdl_outcome < NCQ_CDL_ABORT_INACTIVE) {
+        /*
+         * The drive retries an injected slow sector, or hangs on it;
+         * not a command a missed duration limit ended while queued.
+         */
+        v.complete_ns = s->fault_hang ? INT64_MAX :
+                        v.complete_ns + s->fault_delay_ns;
+    }
+    /* a missed duration limit may end it sooner (cdl.c) */
+    ncq_cdl_service(m, s, sv);
 
     c->dispatch_ns = sv->dispatch_ns;
     c->overhead_ns = sv->overhead_ns;
@@ -191,10 +210,6 @@ void ncq_slot_complete(NcqModel *m, NcqSlot *s, const NcqService *sv)
     c->reason = sv->reason;
     c->cache_hit = sv->cache_hit;
     c->complete_ns = sv->complete_ns;
-    if (s->fault_delay_ns || s->fault_hang) {
-        c->complete_ns = s->fault_hang ? INT64_MAX :
-                         c->complete_ns + s->fault_delay_ns;
-    }
     ncq_slot_state(m, s, NCQ_SLOT_SERVICE);
     s->done_seq = ++m->q.done_seq;
 }

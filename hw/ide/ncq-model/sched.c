@@ -249,6 +249,11 @@ NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
         *reason = NCQ_REASON_ONLY;
         return m->q.order[0];
     }
+    best = ncq_cdl_pick_urgent(m, t);
+    if (best >= 0) {
+        *reason = NCQ_REASON_TIMEOUT;   /* its duration limit is near */
+        return best;
+    }
     best = ncq_pick_forced(m, t, reason);
     if (best >= 0) {
         return best;
@@ -578,7 +583,9 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     m->st.clustered += a.nm - 1;
     /* an injected slow sector keeps the mechanism retrying (fault.c) */
     ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD,
-                   at.t_end + ncq_fault_hold(m, a.members, a.nm));
+                   ncq_cdl_mech_end(m, a.members, a.nm,
+                                    at.t_end + ncq_fault_hold(m, a.members,
+                                                              a.nm)));
     m->sched.plan_cutoff = t;
     ncq_head_move(m, at.ecyl, at.ehead);
     ncq_head_lba_end(m, a.end);
@@ -775,6 +782,35 @@ static void ncq_take_waiting_writes(NcqModel *m, int64_t t)
     }
 }
 
+/*
+ * Queued commands whose missed duration limit ends them (cdl.c) complete
+ * now, without a media access.
+ */
+static void ncq_cdl_sweep(NcqModel *m, int64_t t)
+{
+    int i = 0;
+
+    while (i < m->q.n) {
+        int idx = m->q.order[i];
+        NcqSlot *s = &m->q.slot[idx];
+        NcqService sv = {
+            .dispatch_ns = t,
+            .complete_ns = t + m->p.ovh_other_ns,
+            .overhead_ns = m->p.ovh_other_ns,
+            .reason = NCQ_REASON_TIMEOUT,
+        };
+
+        if (!ncq_cdl_queued_ends(m, s, t)) {
+            i++;
+            continue;
+        }
+        ncq_queue_remove(m, idx);
+        ncq_slot_dispatch(m, s, t);
+        ncq_slot_complete(m, s, &sv);
+        m->st.timeouts_forced++;
+    }
+}
+
 /* The mechanism is free at @t: give it its next work, if any. */
 void ncq_sched_decide(NcqModel *m, int64_t t)
 {
@@ -787,6 +823,7 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
             return;
         }
         ncq_take_waiting_writes(m, t);
+        ncq_cdl_sweep(m, t);
         ncq_cache_serve_queued(m, t);
         if (ncq_serve_stream(m, t)) {
             return;

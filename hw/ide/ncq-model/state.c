@@ -45,6 +45,13 @@
  *   stats      the fields of NcqStats, histograms as counted arrays
  *   faults     n x rule (kind, lba, sectors, mode, every, ops, delay_ns,
  *              matched, hits)
+ *   v3 (Command Duration Limits, cdl.c): a command's cdl index, a
+ *              completion's cdl and cdl_outcome, a slot's cdl_desc,
+ *              cdl_inactive_seen, cdl_total_seen; then the part cdl:
+ *              enabled, guideline, 14 x descriptor (total_policy,
+ *              active_policy, inactive_policy, active_us, inactive_us,
+ *              total_us), read ones first; the parameters' cdl in the
+ *              fingerprint
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -76,7 +83,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   2
+#define NCQ_STATE_VERSION   3
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -247,6 +254,15 @@ static void ncq_vis_u32(NcqVis *v, const char *name, uint32_t *p,
     }
 }
 
+static void ncq_vis_u8(NcqVis *v, const char *name, uint8_t *p,
+                       uint32_t max)
+{
+    uint32_t x = *p;
+
+    ncq_vis_u32(v, name, &x, max);
+    *p = (uint8_t)x;
+}
+
 static void ncq_vis_i32(NcqVis *v, const char *name, int *p, int lo, int hi)
 {
     uint64_t x = (uint32_t)*p;
@@ -390,6 +406,9 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
     ncq_vis_u64(v, "capacity", &p->capacity);
     ncq_vis_u32(v, "rpm", &p->rpm, UINT32_MAX);
     ncq_vis_u32(v, "queue_depth", &p->queue_depth, UINT32_MAX);
+    if (v->version >= 3) {
+        ncq_vis_bool(v, "cdl", &p->cdl);
+    }
     ncq_vis_u64(v, "bus_bytes_per_s", &p->bus_bytes_per_s);
     ncq_vis_u32(v, "heads", &p->heads, UINT32_MAX);
     ncq_vis_u32(v, "cylinders", &p->cylinders, UINT32_MAX);
@@ -507,6 +526,9 @@ static void ncq_vis_cmd(NcqVis *v, NcqCmd *c)
     ncq_vis_bool(v, "fua", &c->fua);
     ncq_vis_bool(v, "prio", &c->prio);
     ncq_vis_bool(v, "queued", &c->queued);
+    if (v->version >= 3) {
+        ncq_vis_u8(v, "cdl", &c->cdl, 7);
+    }
 }
 
 static void ncq_vis_completion(NcqVis *v, NcqCompletion *c)
@@ -535,6 +557,11 @@ static void ncq_vis_completion(NcqVis *v, NcqCompletion *c)
     ncq_vis_u32(v, "c.delay_count", &c->delay_count, UINT32_MAX);
     ncq_vis_i32(v, "c.fault", &c->fault, NCQ_FAULT_NONE, NCQ_FAULT__MAX - 1);
     ncq_vis_u64(v, "c.fault_lba", &c->fault_lba);
+    if (v->version >= 3) {
+        ncq_vis_u8(v, "c.cdl", &c->cdl, 7);
+        ncq_vis_u8(v, "c.cdl_outcome", &c->cdl_outcome,
+                   NCQ_CDL_OUTCOME__MAX - 1);
+    }
 }
 
 static void ncq_vis_slot(NcqVis *v, NcqModel *m, int i)
@@ -553,6 +580,11 @@ static void ncq_vis_slot(NcqVis *v, NcqModel *m, int i)
     ncq_vis_completion(v, &s->c);
     ncq_vis_i64(v, "fault_delay_ns", &s->fault_delay_ns);
     ncq_vis_bool(v, "fault_hang", &s->fault_hang);
+    if (v->version >= 3) {
+        ncq_vis_u8(v, "cdl_desc", &s->cdl_desc, NCQ_CDL_DESCS);
+        ncq_vis_bool(v, "cdl_inactive_seen", &s->cdl_inactive_seen);
+        ncq_vis_bool(v, "cdl_total_seen", &s->cdl_total_seen);
+    }
     /* only a queued command's buffered-read range is kept up to date */
     if (ncq_vis_when(v, "queued", s->state == NCQ_SLOT_QUEUED)) {
         ncq_vis_u64(v, "rd_lo", &m->q.rd_lo[i]);
@@ -755,6 +787,34 @@ static void ncq_vis_faults(NcqVis *v, NcqModel *m)
 }
 
 /* The body, in stream order: the one list of what the state is. */
+static void ncq_vis_cdl_desc(NcqVis *v, NcqCdlDesc *d)
+{
+    ncq_vis_u8(v, "total_policy", &d->total_policy, 15);
+    ncq_vis_u8(v, "active_policy", &d->active_policy, 15);
+    ncq_vis_u8(v, "inactive_policy", &d->inactive_policy, 15);
+    ncq_vis_u32(v, "active_us", &d->active_us, NCQ_CDL_MAX_LIMIT_US);
+    ncq_vis_u32(v, "inactive_us", &d->inactive_us, NCQ_CDL_MAX_LIMIT_US);
+    ncq_vis_u32(v, "total_us", &d->total_us, NCQ_CDL_MAX_LIMIT_US);
+}
+
+static void ncq_vis_cdl(NcqVis *v, NcqModel *m)
+{
+    int i;
+
+    if (v->version < 3) {
+        return;
+    }
+    ncq_vis_part(v, "cdl", -1);
+    ncq_vis_bool(v, "enabled", &m->cdl.enabled);
+    ncq_vis_u8(v, "guideline", &m->cdl.guideline, 3);
+    for (i = 0; i < NCQ_CDL_DESCS; i++) {
+        ncq_vis_cdl_desc(v, &m->cdl.rd[i]);
+    }
+    for (i = 0; i < NCQ_CDL_DESCS; i++) {
+        ncq_vis_cdl_desc(v, &m->cdl.wr[i]);
+    }
+}
+
 static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
                          uint64_t *fingerprint)
 {
@@ -773,6 +833,7 @@ static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
     ncq_vis_ssd(v, m);
     ncq_vis_stats(v, &m->st);
     ncq_vis_faults(v, m);
+    ncq_vis_cdl(v, m);
 }
 
 /* The format hash of @version: the shape of its body. */

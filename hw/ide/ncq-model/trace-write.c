@@ -17,10 +17,11 @@ void ncq_trace_header(FILE *f, const char *model, uint64_t seed)
 void ncq_trace_record(FILE *f, const NcqCompletion *c)
 {
     fprintf(f, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64
-            ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%u,%u,%s\n",
+            ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%s,%u,%u,%s,%u,%s\n",
             c->id, ncq_op_name(c->op), c->lba, c->sectors, c->fua, c->prio,
             c->arrival_ns, c->dispatch_ns, c->complete_ns, c->seek_ns,
             c->rotate_ns, c->transfer_ns, c->cache_hit ? "hit" : "miss",
             c->queue_len_at_arrival, c->delay_count,
-            ncq_reason_name(c->reason));
+            ncq_reason_name(c->reason), c->cdl,
+            ncq_cdl_outcome_name(c->cdl_outcome));
 }

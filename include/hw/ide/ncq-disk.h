@@ -11,6 +11,8 @@
 
 #include "hw/ide/ide-dev.h"
 #include "hw/ide/ncq-model.h"
+#include "qapi/qapi-types-common.h"
+#include "qapi/qapi-types-ncq-disk.h"
 #include "qemu/iov.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -46,7 +48,20 @@ typedef struct NcqDiskErrorLog {
     uint8_t error;
     uint64_t lba;
     uint32_t count;
+    uint8_t sense[3];       /* NCQ autosense: key, ASC, ASCQ (0: none) */
 } NcqDiskErrorLog;
+
+/*
+ * Command Duration Limits (ncq-disk-cdl.c, docs/cdl.md).  The table and
+ * whether CDL is enabled live in the model (ncq_model_cdl_get()).
+ */
+typedef struct NcqDiskCdl {
+    bool on;                /* the drive offers CDL (cdl property) */
+    bool sense_reporting;   /* SET FEATURES C3h: sense data reporting */
+    bool success_sense;     /* C4h: sense data for successful NCQ cmds */
+    uint32_t sense_valid;   /* log 0Fh: tags that hold sense data */
+    uint8_t sense[NCQ_DISK_MAX_DEPTH * 3];  /* key, ASC, ASCQ per tag */
+} NcqDiskCdl;
 
 /*
  * The properties, as the user gave them (ncq-disk.c checks them in
@@ -67,6 +82,7 @@ typedef struct NcqDiskProps {
     char *faults;           /* fault rules (docs/faults.md) */
     bool power_loss;        /* keep old contents for power cuts */
     uint32_t host_wait_ms;  /* give up on a stuck host I/O */
+    OnOffAuto cdl;          /* Command Duration Limits; auto: the model's */
 } NcqDiskProps;
 
 /* The non-queued command the drive holds busy until its deadline */
@@ -121,6 +137,7 @@ struct NcqDisk {
     NcqDiskPower power;
     NcqDiskCounters count;
     NcqDiskMigState mig;
+    NcqDiskCdl cdl;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -145,6 +162,8 @@ void ncq_disk_arm_timer(NcqDisk *d);
 void ncq_disk_run_held(NcqDisk *d);
 IDEState *ncq_disk_state(NcqDisk *d);
 IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
+void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                       uint8_t error, uint64_t lba);
 void ncq_disk_wait_host(NcqDiskReq *r);
 void ncq_disk_host_io(NcqDiskReq *r);
 
@@ -183,5 +202,23 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
 
 /* ncq-disk-log.c */
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
+
+/* ncq-disk-cdl.c: Command Duration Limits (docs/cdl.md) */
+bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp);
+void ncq_disk_cdl_identify(NcqDisk *d, uint16_t *words);
+bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s);
+bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s);
+void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf);
+int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages);
+bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                           uint8_t *buf);
+bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
+                           const NcqCompletion *c);
+extern const VMStateDescription vmstate_ncq_disk_cdl;
+/* QMP */
+NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
+bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
+                      NcqDiskCdlDescriptorList *rd,
+                      NcqDiskCdlDescriptorList *wr, Error **errp);
 
 #endif

@@ -24,7 +24,7 @@
 #define NCQ_MAX_ZONES       128     /* ibm-ultrastar-18es: 55 + 44 gaps */
 #define NCQ_MAX_SEEK_POINTS 256     /* DiskSim's extracted curves: <= 151 */
 #define NCQ_MAX_SECTORS     65536   /* per command */
-#define NCQ_TRACE_VERSION   1       /* docs/trace-schema.md */
+#define NCQ_TRACE_VERSION   2       /* docs/trace-schema.md */
 
 /* Error codes returned by ncq_* functions (negative). */
 enum {
@@ -190,6 +190,9 @@ typedef struct NcqParams {
     uint32_t write_buffer_bytes;
     int64_t ssd_read_cmd_ns;      /* controller time per read command */
     int64_t ssd_write_cmd_ns;     /* controller time per write command */
+
+    /* Command Duration Limits (ACS-5, cdl.c): the drive offers them */
+    bool cdl;
 } NcqParams;
 
 /* One command handed to the drive. */
@@ -201,6 +204,7 @@ typedef struct NcqCmd {
     bool fua;
     bool prio;            /* NCQ high priority */
     bool queued;          /* FPDMA QUEUED; false: non-queued command */
+    uint8_t cdl;          /* Command Duration Limit index 1..7, 0: none */
 } NcqCmd;
 
 #define NCQ_ID_NONQUEUED 32u   /* id reported for a non-queued command */
@@ -229,6 +233,8 @@ typedef struct NcqCompletion {
     uint32_t delay_count;     /* later arrivals that completed first */
     int fault;                /* NcqFaultKind injected, NCQ_FAULT_NONE */
     uint64_t fault_lba;       /* first failing sector (UNC, write error) */
+    uint8_t cdl;              /* the CDL index it came with, 0: none */
+    uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
 } NcqCompletion;
 
 #define NCQ_LAT_BUCKETS   18
@@ -431,6 +437,78 @@ int ncq_model_fault_list(const NcqModel *m, NcqFaultRule *out, int max);
 /* The fault decided for outstanding command @id, or NCQ_FAULT_NONE. */
 NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id);
 
+/* ---- Command Duration Limits (cdl.c, docs/cdl.md) ---- */
+#define NCQ_CDL_DESCS       7       /* descriptors per direction */
+#define NCQ_CDL_LOG_BYTES   512     /* the Command Duration Limits log */
+/* The longest limit: what the SCSI T2A/T2B pages carry (65535 x 10 ms) */
+#define NCQ_CDL_MAX_LIMIT_US 655350000u
+
+/* What a descriptor's policy field asks for when its limit is missed */
+typedef enum NcqCdlPolicy {
+    NCQ_CDL_CONTINUE = 0x0,     /* go on, no action */
+    NCQ_CDL_NEXT = 0x1,         /* total: go on under the next descriptor */
+    NCQ_CDL_NO_LIMIT = 0x2,     /* total: go on as a command without CDL */
+    NCQ_CDL_UNAVAILABLE = 0xd,  /* complete, sense DATA CURRENTLY UNAVAIL. */
+    NCQ_CDL_ABORT_RECOVERY = 0xe, /* active: abort, "due to error recovery" */
+    NCQ_CDL_ABORT = 0xf,        /* abort with the CDL sense codes */
+} NcqCdlPolicy;
+
+typedef struct NcqCdlDesc {
+    uint8_t total_policy;       /* NcqCdlPolicy of each limit */
+    uint8_t active_policy;
+    uint8_t inactive_policy;
+    uint32_t active_us;         /* max active time, 0: none */
+    uint32_t inactive_us;       /* max inactive time, 0: none */
+    uint32_t total_us;          /* total time limit, 0: none */
+} NcqCdlDesc;
+
+typedef struct NcqCdl {
+    bool enabled;               /* SET FEATURES: CDL on */
+    uint8_t guideline;          /* log byte 0 bits 1:0 (perf vs duration) */
+    NcqCdlDesc rd[NCQ_CDL_DESCS];
+    NcqCdlDesc wr[NCQ_CDL_DESCS];
+} NcqCdl;
+
+/* How a command with a CDL index ended (NcqCompletion.cdl_outcome) */
+typedef enum NcqCdlOutcome {
+    NCQ_CDL_NONE = 0,           /* no CDL index, or CDL disabled */
+    NCQ_CDL_MET = 1,            /* within its limits */
+    NCQ_CDL_MISSED = 2,         /* a limit missed, the policy went on */
+    NCQ_CDL_ABORT_INACTIVE = 3, /* aborted before processing (2Eh/01h) */
+    NCQ_CDL_ABORT_ACTIVE = 4,   /* aborted during processing (2Eh/02h) */
+    NCQ_CDL_ABORT_ERP = 5,      /* ... due to error recovery (2Eh/03h) */
+    NCQ_CDL_DATA_UNAVAILABLE = 6, /* completed, sense 55h/0Ah */
+    NCQ_CDL_OUTCOME__MAX = 7,
+} NcqCdlOutcome;
+
+/* Check a table: 0, or NCQ_ERR_INVAL naming the bad field. */
+int ncq_cdl_validate(const NcqCdl *cdl, char *err, size_t errlen);
+/* The Command Duration Limits log (18h) page, and back (validated). */
+void ncq_cdl_log_encode(const NcqCdl *cdl, uint8_t *buf);
+int ncq_cdl_log_decode(const uint8_t *buf, NcqCdl *cdl, char *err,
+                       size_t errlen);
+const char *ncq_cdl_outcome_name(NcqCdlOutcome o);
+const char *ncq_cdl_policy_name(NcqCdlPolicy p);
+/*
+ * One descriptor as text: "INDEX:LIMIT=DURATION[/POLICY],..." with LIMIT
+ * total, active or inactive (others 0), POLICY a name of
+ * ncq_cdl_policy_name() or 0 to 15 (default continue), e.g.
+ * "2:total=20ms/abort".  Not validated against ACS (ncq_cdl_validate).
+ */
+int ncq_cdl_desc_parse(const char *text, int *index, NcqCdlDesc *d,
+                       char *err, size_t errlen);
+/*
+ * The model's table and whether CDL is enabled.  A new one applies from
+ * the next decision (or NCQ_ERR_INVAL with @err: a bad table, or CDL
+ * enabled on a model without it); the _at variant first processes every
+ * event up to @now_ns, as ncq_model_set_settings_at() does.
+ */
+void ncq_model_cdl_get(const NcqModel *m, NcqCdl *cdl);
+int ncq_model_cdl_set(NcqModel *m, const NcqCdl *cdl, char *err,
+                      size_t errlen);
+int ncq_model_cdl_set_at(NcqModel *m, const NcqCdl *cdl, int64_t now_ns,
+                         char *err, size_t errlen);
+
 /* ---- power loss ---- */
 typedef struct NcqRange {
     uint64_t lba;
@@ -539,7 +617,7 @@ uint64_t ncq_model_layout_sectors(const NcqModel *m);
 #define NCQ_TRACE_MAGIC "# ncq-trace v"
 #define NCQ_TRACE_COLUMNS "tag,op,lba,sectors,fua,prio,arrival_ns," \
     "dispatch_ns,complete_ns,seek_ns,rotate_ns,transfer_ns,cache," \
-    "queue_len,delay_count,reason"
+    "queue_len,delay_count,reason,cdl,cdl_outcome"
 void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
 void ncq_trace_record(FILE *f, const NcqCompletion *c);
 
