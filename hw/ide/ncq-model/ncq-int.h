@@ -31,6 +31,7 @@
 #define NCQ_INT_H
 
 #include "hw/ide/ncq-model.h"
+#include "hw/ide/ncq-smart.h"
 
 /* Rotational position unit: one revolution = NCQ_REV units. */
 #define NCQ_REV 60000000000ULL   /* ns per minute: pos = t * rpm */
@@ -247,6 +248,8 @@ struct NcqModel {
     NcqSsd ssd;
     NcqFaults faults;
     NcqStats st;
+    /* SMART's reallocated sectors read fine (smart.c); not state */
+    const NcqSmart *smart;
 };
 
 /* What a command's fault rules decided at submit (fault.c). */
