@@ -40,6 +40,8 @@
 #define NCQ_CMD_LOG         (1u << 4)
 /* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
 #define NCQ_CMD_TRIM        (1u << 5)
+/* SMART: served by this device (ncq-disk-smart.c) */
+#define NCQ_CMD_SMART       (1u << 6)
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -77,6 +79,7 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_WRITEDMA]              = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_FLUSH_CACHE]           = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+    [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
 };
 
 /*
@@ -204,6 +207,10 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if (c->flags & NCQ_CMD_LOG) {
         *complete = ncq_disk_read_log(d, s);
+        return true;
+    }
+    if (c->flags & NCQ_CMD_SMART) {
+        *complete = ncq_disk_smart_cmd(d, s);
         return true;
     }
     if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {

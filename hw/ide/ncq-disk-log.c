@@ -47,6 +47,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         stw_le_p(buf, 0x0001);                          /* GPL version */
         stw_le_p(buf + 2 * LOG_NCQ_ERROR, 1);
         stw_le_p(buf + 2 * LOG_IDENTIFY_DEVICE, ID_LOG_PAGES);
+        ncq_disk_smart_gpl_directory(d, buf);
         return true;
     case LOG_NCQ_ERROR:
         if (page) {
@@ -92,7 +93,8 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         }
         return false;
     }
-    return false;
+    /* The SMART logs GPL shares: 03h, 04h, 07h (ncq-disk-smart.c) */
+    return ncq_disk_smart_log_page(d, log, page, buf, true);
 }
 
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s)

@@ -240,6 +240,7 @@ const VMStateDescription vmstate_ncq_disk = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_ncq_disk_undo,
+        &vmstate_ncq_disk_smart,
         NULL
     },
 };

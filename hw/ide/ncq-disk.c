@@ -59,6 +59,7 @@ static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
             stw_le_p(&words[ID_SATA_CAP], cap | ID_SATA_CAP_NCQ_PRIO);
         }
     }
+    ncq_disk_smart_identify(d, words);
 }
 
 /*
@@ -376,6 +377,7 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
     }
     ncq_disk_queue_init(d);
     ncq_disk_power_init(d);
+    ncq_disk_smart_init(d);
     ide_dev_initfn(dev, IDE_HD, errp);
     return !*errp;
 }
@@ -388,6 +390,7 @@ static void ncq_disk_release(NcqDisk *d)
     d->mig.undo = NULL;
     ncq_disk_queue_cleanup(d);
     ncq_disk_power_cleanup(d);
+    ncq_disk_smart_cleanup(d);
     if (d->trace) {
         fclose(d->trace);
         d->trace = NULL;
@@ -540,6 +543,8 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->ncq_cancel = ncq_disk_ncq_cancel;
     k->ncq_restore = ncq_disk_ncq_restore;
     dc->vmsd = &vmstate_ncq_disk;
+    /* A system reset is a power cycle for SMART */
+    device_class_set_legacy_reset(dc, ncq_disk_smart_reset);
     dc->unrealize = ncq_disk_unrealize;
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";

@@ -138,6 +138,7 @@ static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm)
     }
     IO(sm->busy);
     IO(sm->activity_milli);
+    IO(sm->act_at_ns);
     IO(sm->temp_min);
     IO(sm->temp_max);
     IO(sm->life_min);

@@ -97,6 +97,7 @@ void ncq_smart_init(NcqSmart *sm, int64_t now_ns)
 {
     memset(sm, 0, sizeof(*sm));
     sm->at_ns = now_ns;
+    sm->act_at_ns = now_ns;
     sm->enabled = true;
     sm->autosave = true;
     sm->temp_min = sm->temp_max = TEMP_AMBIENT;
@@ -108,13 +109,38 @@ uint64_t ncq_smart_power_on_hours(const NcqSmart *sm)
     return sm->power_on_ns / NS_PER_HOUR;
 }
 
+/* The busy fraction at @now_ns: the lag folded over [act_at_ns, now] */
+static uint32_t ncq_smart_activity_at(const NcqSmart *sm, int64_t now_ns)
+{
+    int64_t dt = now_ns - sm->act_at_ns;
+
+    if (dt <= 0) {
+        return sm->activity_milli;
+    }
+    return (uint32_t)(((uint64_t)sm->activity_milli * ACTIVITY_TAU_NS +
+                       (sm->busy ? 1000ULL * dt : 0)) /
+                      (ACTIVITY_TAU_NS + dt));
+}
+
+/* At the last update */
 int32_t ncq_smart_temperature(const NcqSmart *sm)
 {
     uint64_t c = sm->cycle_ns;
 
     return TEMP_AMBIENT +
            (int32_t)(TEMP_WARMUP * c / (c + TEMP_WARMUP_NS)) +
-           (int32_t)(TEMP_ACTIVITY * sm->activity_milli / 1000);
+           (int32_t)(TEMP_ACTIVITY * ncq_smart_activity_at(sm, sm->at_ns) /
+                     1000);
+}
+
+static void ncq_smart_track_temp(NcqSmart *sm)
+{
+    int32_t t = ncq_smart_temperature(sm);
+
+    sm->temp_min = t < sm->temp_min ? t : sm->temp_min;
+    sm->temp_max = t > sm->temp_max ? t : sm->temp_max;
+    sm->life_min = t < sm->life_min ? t : sm->life_min;
+    sm->life_max = t > sm->life_max ? t : sm->life_max;
 }
 
 static uint8_t ncq_smart_remaining(const NcqSmartRun *r)
@@ -207,15 +233,16 @@ static void ncq_smart_read_ok(NcqSmart *sm, uint64_t lo, uint64_t hi)
     }
 }
 
+/* @late_ns: how long ago, in powered time, the test ended */
 static void ncq_smart_log_test(NcqSmart *sm, uint8_t type, uint8_t status,
-                               uint64_t fail_lba)
+                               uint64_t fail_lba, int64_t late_ns)
 {
     NcqSmartTestRec *t = &sm->test[sm->ntests % NCQ_SMART_MAX_TESTS];
 
     *t = (NcqSmartTestRec) {
         .type = type,
         .status = status,
-        .poh = (uint16_t)ncq_smart_power_on_hours(sm),
+        .poh = (uint16_t)((sm->power_on_ns - late_ns) / NS_PER_HOUR),
         .fail_lba = fail_lba,
     };
     sm->ntests++;
@@ -227,21 +254,21 @@ static void ncq_smart_test_end(NcqSmart *sm)
 {
     NcqSmartRun *r = &sm->run;
     uint8_t status = NCQ_SMART_ST_OK << 4;
+    int64_t late = r->done_ns - r->stop_ns;
 
+    r->done_ns = r->stop_ns;
     if (r->fail_lba != UINT64_MAX) {
-        r->done_ns = r->stop_ns;
         status = (NCQ_SMART_ST_READ << 4) | ncq_smart_remaining(r);
         ncq_smart_add_pending(sm, r->fail_lba, true);
     }
     ncq_smart_log_test(sm, r->type & ~NCQ_SMART_CAPTIVE, status,
-                       r->fail_lba);
+                       r->fail_lba, late);
     r->type = 0;
 }
 
 void ncq_smart_update(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
 {
     int64_t dt = now_ns - sm->at_ns;
-    int32_t t;
 
     (void)m;
     if (dt <= 0) {
@@ -250,15 +277,6 @@ void ncq_smart_update(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     sm->at_ns = now_ns;
     sm->power_on_ns += dt;
     sm->cycle_ns += dt;
-    sm->activity_milli = (uint32_t)(((uint64_t)sm->activity_milli *
-                                     ACTIVITY_TAU_NS +
-                                     (sm->busy ? 1000ULL * dt : 0)) /
-                                    (ACTIVITY_TAU_NS + dt));
-    t = ncq_smart_temperature(sm);
-    sm->temp_min = t < sm->temp_min ? t : sm->temp_min;
-    sm->temp_max = t > sm->temp_max ? t : sm->temp_max;
-    sm->life_min = t < sm->life_min ? t : sm->life_min;
-    sm->life_max = t > sm->life_max ? t : sm->life_max;
     /* Off-line mode: suspended while host commands are in the drive */
     if (sm->run.type && (sm->run.captive || !sm->busy)) {
         sm->run.done_ns += dt;
@@ -272,7 +290,13 @@ void ncq_smart_activity(NcqSmart *sm, const NcqModel *m, int64_t now_ns,
                         bool busy)
 {
     ncq_smart_update(sm, m, now_ns);
+    if (busy == sm->busy) {
+        return;
+    }
+    sm->activity_milli = ncq_smart_activity_at(sm, now_ns);
+    sm->act_at_ns = now_ns;
     sm->busy = busy;
+    ncq_smart_track_temp(sm);
 }
 
 void ncq_smart_power_cycle(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
@@ -286,6 +310,7 @@ void ncq_smart_power_cycle(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     sm->cycle_ns = 0;
     sm->busy = false;
     sm->activity_milli = 0;
+    sm->act_at_ns = now_ns;
     sm->temp_min = sm->temp_max = ncq_smart_temperature(sm);
 }
 
@@ -320,7 +345,11 @@ void ncq_smart_command_done(NcqSmart *sm, const NcqModel *m,
     /* The status an NCQ error reports, else a non-queued command's */
     uint8_t status = rec->cmd == 0x60 || rec->cmd == 0x61 ? 0x41 : 0x51;
 
+    NcqSmartCmdRec r = *rec;
+
     ncq_smart_update(sm, m, now_ns);
+    r.at_ms = (uint32_t)(sm->power_on_ns / 1000000);
+    rec = &r;
     if (op == NCQ_OP_READ) {
         sm->read_cmds++;
         if (fault == NCQ_FAULT_UNC) {
@@ -442,8 +471,8 @@ static void ncq_smart_attr_value(const NcqSmart *sm, NcqSmartSource src,
     }
 }
 
-int ncq_smart_attrs(NcqSmart *sm, const NcqModel *m, NcqSmartAttr *out,
-                    int max)
+int ncq_smart_attrs(const NcqSmart *sm, const NcqModel *m,
+                    NcqSmartAttr *out, int max)
 {
     int n, i;
     const NcqSmartAttrDef *def = ncq_smart_table(m, &n);
@@ -456,16 +485,23 @@ int ncq_smart_attrs(NcqSmart *sm, const NcqModel *m, NcqSmartAttr *out,
         a->threshold = def[i].threshold;
         a->name = def[i].name;
         ncq_smart_attr_value(sm, def[i].src, &a->value, &a->raw);
-        if (!sm->worst[i] || a->value < sm->worst[i]) {
-            sm->worst[i] = a->value;
-        }
-        a->worst = sm->worst[i];
+        a->worst = sm->worst[i] && sm->worst[i] < a->value ? sm->worst[i] :
+                   a->value;
     }
     return i;
 }
 
+void ncq_smart_keep_worst(NcqSmart *sm, const NcqSmartAttr *a, int n)
+{
+    int i;
+
+    for (i = 0; i < n && i < NCQ_SMART_MAX_ATTRS; i++) {
+        sm->worst[i] = a[i].worst;
+    }
+}
+
 /* ACS: a pre-failure attribute at or below its threshold */
-bool ncq_smart_failing(NcqSmart *sm, const NcqModel *m)
+bool ncq_smart_failing(const NcqSmart *sm, const NcqModel *m)
 {
     NcqSmartAttr a[NCQ_SMART_MAX_ATTRS];
     int n = ncq_smart_attrs(sm, m, a, NCQ_SMART_MAX_ATTRS), i;
@@ -659,7 +695,7 @@ void ncq_smart_test_abort(NcqSmart *sm, const NcqModel *m, uint8_t status,
         return;
     }
     ncq_smart_log_test(sm, r->type & ~NCQ_SMART_CAPTIVE,
-                       (status << 4) | ncq_smart_remaining(r), UINT64_MAX);
+                       (status << 4) | ncq_smart_remaining(r), UINT64_MAX, 0);
     r->type = 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "hw/ide/ide-dev.h"
 #include "hw/ide/ncq-model.h"
+#include "hw/ide/ncq-smart.h"
 #include "qemu/iov.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -100,6 +101,14 @@ typedef struct NcqDiskMigState {
     uint32_t undo_len;
 } NcqDiskMigState;
 
+/* SMART (ncq-disk-smart.c, docs/smart.md) */
+typedef struct NcqDiskSmart {
+    NcqSmart st;            /* the model library's SMART state */
+    QEMUTimer *captive;     /* a captive self-test's end */
+    uint8_t *mig;           /* migration: the state as bytes */
+    uint32_t mig_len;
+} NcqDiskSmart;
+
 struct NcqDisk {
     IDEDevice dev;
     NcqDiskProps prop;
@@ -121,6 +130,7 @@ struct NcqDisk {
     NcqDiskPower power;
     NcqDiskCounters count;
     NcqDiskMigState mig;
+    NcqDiskSmart smart;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -177,5 +187,19 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
 
 /* ncq-disk-log.c */
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
+
+/* ncq-disk-smart.c: SMART (docs/smart.md) */
+extern const VMStateDescription vmstate_ncq_disk_smart;
+void ncq_disk_smart_init(NcqDisk *d);
+void ncq_disk_smart_cleanup(NcqDisk *d);
+void ncq_disk_smart_reset(DeviceState *dev);
+void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);
+bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
+void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf);
+bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                             uint8_t *buf, bool gpl);
+void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
+void ncq_disk_smart_activity(NcqDisk *d);
+void ncq_disk_smart_cancel(NcqDisk *d);
 
 #endif

@@ -102,9 +102,14 @@ typedef struct NcqSmart {
     uint32_t nremap;
     uint64_t remap[NCQ_SMART_MAX_REMAP];
 
-    /* Temperature: busy fraction as a first-order lag, in 1/1000 */
+    /*
+     * Temperature: busy fraction as a first-order lag, in 1/1000, folded
+     * in at each change of @busy only, so that the values do not depend
+     * on how often the state is looked at
+     */
     bool busy;
-    uint32_t activity_milli;
+    uint32_t activity_milli;    /* at act_at_ns */
+    int64_t act_at_ns;
     int32_t temp_min, temp_max;     /* this power cycle, deg C */
     int32_t life_min, life_max;
     uint8_t worst[NCQ_SMART_MAX_ATTRS];
@@ -193,9 +198,11 @@ void ncq_smart_log_error(NcqSmart *sm, const NcqSmartCmdRec *rec,
 bool ncq_smart_remapped(const NcqSmart *sm, uint64_t lba);
 
 /* Attributes and health */
-int ncq_smart_attrs(NcqSmart *sm, const NcqModel *m, NcqSmartAttr *out,
-                    int max);
-bool ncq_smart_failing(NcqSmart *sm, const NcqModel *m);
+int ncq_smart_attrs(const NcqSmart *sm, const NcqModel *m,
+                    NcqSmartAttr *out, int max);
+/* SMART READ DATA reported @a: remember the lowest values */
+void ncq_smart_keep_worst(NcqSmart *sm, const NcqSmartAttr *a, int n);
+bool ncq_smart_failing(const NcqSmart *sm, const NcqModel *m);
 int32_t ncq_smart_temperature(const NcqSmart *sm);
 uint64_t ncq_smart_power_on_hours(const NcqSmart *sm);
 
