@@ -1,0 +1,276 @@
+"""SMART seen from smartctl in the guest (docs/smart.md): `smartctl -x` on
+every shipped hard-disk model without a failed or unsupported log the drive
+claims; attributes that follow the run (power-on time, power cycles,
+temperature); an extended self-test that stops at an injected unrecoverable
+sector and logs it, the sector pending, then reallocated by a write; a host
+read's UNC in the error logs; a self-test suspended by queued I/O (off-line
+mode, ACS-3 7.48.6) and one aborted by the host.
+
+Everything runs in virtual time (-icount, sleep=off): the guest's sleeps
+cost no wall time, and the results are the same on every run.
+"""
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ncqguest import Guest, Workload
+
+MODELS = Path(__file__).resolve().parent.parent / "hw/ide/ncq-model/models"
+
+BAD = 1000000           # the injected unrecoverable sector (extended test)
+BAD_READ = 1500000      # one a host read meets
+FAULTS = f"unc@{BAD}+1;unc@{BAD_READ}+1"
+
+
+def _json(res, name):
+    return json.loads(res.files[name])
+
+
+def _attr(doc, ident):
+    for a in doc["ata_smart_attributes"]["table"]:
+        if a["id"] == ident:
+            return a
+    raise KeyError(f"no attribute {ident}")
+
+
+def _raw(doc, ident):
+    return _attr(doc, ident)["raw"]["value"]
+
+
+WAIT_TEST = r"""
+io() {  # name rw sector: 4 KiB, O_DIRECT
+    fio --name=$1 --filename=/dev/sda --rw=$2 --bs=4k --size=4k \
+        --offset=$(($3 * 512)) --direct=1 --ioengine=psync \
+        --output-format=json --output=/results/$1.json >/dev/null 2>&1
+    echo "$1 status $?"
+}
+wait_test() {   # until no self-test runs (virtual time: free)
+    while smartctl -c /dev/sda | grep -q "in progress"; do sleep 10; done
+}
+"""
+
+# One boot, steps in turn; each test checks its own.
+SCRIPT = WAIT_TEST + rf"""
+smartctl -x --json /dev/sda >/results/x0.json
+smartctl -x /dev/sda >/results/x0.txt
+# an hour of virtual time: the power-on hours and the warm-up follow
+sleep 3700
+smartctl -A --json /dev/sda >/results/a-hour.json
+
+# the done-when of issue 15: an extended test meets the bad sector
+smartctl -t long /dev/sda >/results/t-long.txt
+wait_test
+smartctl -l xselftest -l selftest --json /dev/sda >/results/st.json
+smartctl -A --json /dev/sda >/results/a-test.json
+# writing the pending sector reallocates it; it reads fine afterwards
+io write-bad write {BAD}
+smartctl -A --json /dev/sda >/results/a-write.json
+io read-bad read {BAD}
+
+# the host aborts a test (before it reaches {BAD_READ}, about 10 s in)
+smartctl -t long /dev/sda >/dev/null
+sleep 3
+smartctl -X /dev/sda >/dev/null
+smartctl -l xselftest -c --json /dev/sda >/results/abort.json
+
+# a host read meets the other one: UNC in the error logs
+io read-unc read {BAD_READ}
+smartctl -l xerror -l error -A --json /dev/sda >/results/err.json
+
+# off-line mode: queued I/O suspends a self-test, idle time resumes it
+smartctl -t short /dev/sda >/dev/null
+smartctl -c --json /dev/sda >/results/io-before.json
+fio --name=q --filename=/dev/sda --rw=randread --bs=4k --size=512m \
+    --direct=1 --ioengine=libaio --iodepth=32 --runtime=30 --time_based \
+    --output-format=json --output=/results/fio.json >/dev/null 2>&1
+echo "fio status $?"
+smartctl -c --json /dev/sda >/results/io-after.json
+wait_test
+smartctl -l xselftest --json /dev/sda >/results/io-done.json
+
+smartctl -H --json /dev/sda >/results/health.json
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, qemu_build, guest_image):
+    guest = Guest(tmp_path_factory.mktemp("smart"),
+                  device=f"ncq-disk,model=st3400620as,faults={FAULTS}",
+                  timeout_s=900)
+    res = guest.run(Workload(script=SCRIPT))
+    steps = dict(re.findall(r"^(\S+) status (\d+)$", res.output, re.M))
+    return res, steps
+
+
+def _claimed_gp_logs(doc):
+    return {e["address"] for e in doc["ata_log_directory"]["table"]
+            if e.get("gp_sectors")}
+
+
+def _check_clean(doc, text, what):
+    """smartctl -x: no command failed, nothing the drive claims missing."""
+    assert not doc["smartctl"]["exit_status"] & 0x04, \
+        f"{what}: a SMART or ATA command failed"
+    assert not [m for m in doc["smartctl"].get("messages", [])
+                if m["severity"] == "error"], what
+    bad = [ln for ln in text.splitlines() if re.search(r"failed", ln, re.I)]
+    assert not bad, f"{what}: {bad}"
+    claimed = _claimed_gp_logs(doc)
+    for ln in text.splitlines():
+        if "not supported" not in ln:
+            continue
+        m = re.search(r"GP Log 0x([0-9a-f]+)", ln)
+        if m:
+            assert int(m.group(1), 16) not in claimed, f"{what}: {ln}"
+        else:
+            # only SCT, which IDENTIFY word 206 does not claim
+            assert ln.startswith("SCT Commands not supported"), \
+                f"{what}: {ln}"
+    # every log in the directories was read
+    for key in ("ata_smart_error_log", "ata_smart_self_test_log",
+                "ata_smart_selective_self_test_log",
+                "ata_device_statistics"):
+        assert key in doc, f"{what}: no {key}"
+
+
+def test_x_clean(run):
+    res, _ = run
+    doc = _json(res, "x0.json")
+    _check_clean(doc, res.files["x0.txt"].decode(), "st3400620as")
+    assert doc["model_family"] == "Seagate Barracuda 7200.10"
+    assert doc["smart_status"]["passed"]
+    logs = {e["address"] for e in doc["ata_log_directory"]["table"]}
+    assert {0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x09} <= logs
+
+
+def test_attributes_follow_the_run(run):
+    res, _ = run
+    boot, hour = _json(res, "x0.json"), _json(res, "a-hour.json")
+    # the guest booted once: one power-on, one spin-up
+    assert boot["power_cycle_count"] == 1
+    assert _raw(boot, 4) == 1
+    assert boot["power_on_time"]["hours"] == 0
+    assert _raw(hour, 9) == 1, "3700 s of virtual time later"
+    # the drive warms up while powered (docs/smart.md#temperature)
+    assert _attr(hour, 194)["value"] > _attr(boot, 194)["value"]
+    assert _raw(boot, 5) == 0 and _raw(boot, 197) == 0
+
+
+def test_extended_selftest_finds_the_bad_sector(run):
+    res, _ = run
+    assert "Testing has begun" in res.files["t-long.txt"].decode()
+    log = _json(res, "st.json")["ata_smart_self_test_log"]
+    latest = log["extended"]["table"][0]
+    assert latest["type"]["value"] == 2                 # extended
+    assert latest["status"]["string"] == "Completed: read failure"
+    assert latest["lba"] == BAD
+    assert log["standard"]["table"][0]["lba"] == BAD
+    after = _json(res, "a-test.json")
+    assert _raw(after, 197) == 1                        # pending
+    assert _raw(after, 198) == 1                        # found off-line
+
+
+def test_write_reallocates(run):
+    res, steps = run
+    assert steps["write-bad"] == "0"
+    doc = _json(res, "a-write.json")
+    assert _raw(doc, 5) == 1
+    assert _raw(doc, 197) == 0
+    assert steps["read-bad"] == "0", "a reallocated sector reads fine"
+
+
+def test_read_error_logged(run):
+    res, steps = run
+    assert steps["read-unc"] != "0"
+    doc = _json(res, "err.json")
+    ext = doc["ata_smart_error_log"]["extended"]
+    assert ext["count"] >= 1
+    latest = ext["table"][0]
+    assert latest["completion_registers"]["lba"] == BAD_READ
+    assert latest["previous_commands"][0]["command_name"] == \
+        "READ FPDMA QUEUED"
+    assert latest["error_description"].startswith("Error: UNC")
+    assert doc["ata_smart_error_log"]["summary"]["count"] == ext["count"]
+    assert _raw(doc, 187) >= 1                          # reported UNC
+
+
+def test_selftest_suspended_by_queued_io(run):
+    res, steps = run
+    assert steps["fio"] == "0"
+    assert res.fio["jobs"][0]["error"] == 0
+    assert res.fio["jobs"][0]["read"]["total_ios"] > 1000
+    before = _json(res, "io-before.json")["ata_smart_data"]["self_test"]
+    after = _json(res, "io-after.json")["ata_smart_data"]["self_test"]
+    # a short test lasts about 2 minutes: 30 s of idle time would have
+    # taken it below 90 % remaining; 30 s of queued I/O did not move it
+    assert before["status"]["remaining_percent"] == 90
+    assert after["status"]["remaining_percent"] == 90
+    done = _json(res, "io-done.json")["ata_smart_self_test_log"]
+    assert done["extended"]["table"][0]["type"]["value"] == 1
+    assert done["extended"]["table"][0]["status"]["passed"]
+
+
+def test_abort(run):
+    res, _ = run
+    doc = _json(res, "abort.json")
+    latest = doc["ata_smart_self_test_log"]["extended"]["table"][0]
+    assert latest["status"]["string"] == "Aborted by host"
+    assert latest["status"]["remaining_percent"] in range(10, 100)
+    # the read failure found earlier is still in the log
+    assert any(t.get("lba") == BAD for t in
+               doc["ata_smart_self_test_log"]["extended"]["table"])
+    assert _json(res, "health.json")["smart_status"]["passed"]
+
+
+# smartctl -x on every shipped hard-disk model, one boot, one drive each
+def _hdd_models():
+    out = []
+    for f in sorted(MODELS.glob("*.ncqm")):
+        kind = re.search(r"^kind\s*=\s*(\w+)", f.read_text(), re.M)
+        if kind and kind.group(1) == "hdd":
+            out.append(f.stem)
+    return out
+
+
+HDD_MODELS = _hdd_models()
+
+
+def test_x_clean_every_model(tmp_path, qemu_build, guest_image):
+    extra = ["-device", "ich9-ahci,id=ahci1",
+             "-device", "ich9-ahci,id=ahci2"]
+    buses = [f"ide.{i}" for i in range(1, 6)] + \
+            [f"ahci{a}.{i}" for a in (1, 2) for i in range(6)]
+    first = "st3400620as"       # the harness's own drive, 1 GiB image
+    models = [m for m in HDD_MODELS if m != first]
+    assert len(models) <= len(buses)
+    for i, (model, bus) in enumerate(zip(models, buses)):
+        img = tmp_path / f"m{i}.qcow2"
+        subprocess.run([str(qemu_build / "qemu-img"), "create", "-q", "-f",
+                        "qcow2", str(img), "64M"], check=True)
+        extra += ["-drive", f"if=none,id=m{i},file={img},format=qcow2",
+                  "-device", f"ncq-disk,model={model},drive=m{i},bus={bus}"]
+    script = r"""
+for d in /sys/block/sd*; do
+    n=${d##*/}
+    smartctl -x --json /dev/$n >/results/$n.json
+    smartctl -x /dev/$n >/results/$n.txt
+done
+"""
+    guest = Guest(tmp_path / "guest",
+                  device=f"ncq-disk,model={first}",
+                  extra_args=extra, snapshot=False)
+    res = guest.run(Workload(script=script))
+    seen = {}
+    for name, raw in res.files.items():
+        if not name.endswith(".json"):
+            continue
+        doc = json.loads(raw)
+        text = res.files[name[:-5] + ".txt"].decode()
+        _check_clean(doc, text, doc["model_name"])
+        assert doc["smart_status"]["passed"], doc["model_name"]
+        assert doc["power_cycle_count"] == 1, doc["model_name"]
+        seen[doc["model_name"]] = doc
+    assert len(seen) == len(HDD_MODELS), sorted(seen)
