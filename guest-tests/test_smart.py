@@ -274,3 +274,69 @@ done
         assert doc["power_cycle_count"] == 1, doc["model_name"]
         seen[doc["model_name"]] = doc
     assert len(seen) == len(HDD_MODELS), sorted(seen)
+
+
+# savevm / loadvm carry the SMART state (VMState subsection ncq-disk/smart)
+
+SNAP_SCRIPT = WAIT_TEST + rf"""
+io read-unc read {BAD_READ}
+smartctl -t long /dev/sda >/dev/null
+echo running
+sleep 900
+smartctl -l xselftest -c --json /dev/sda >/results/st.json
+"""
+
+
+async def _smart(qmp):
+    return (await qmp.execute("query-ncq-disk", {"id": "disk0"}))[0]["smart"]
+
+
+async def _hmp(qmp, line):
+    out = await qmp.execute("human-monitor-command", {"command-line": line})
+    assert not out.strip(), f"{line}: {out}"
+
+
+async def _snapshot_actions(qmp):
+    import asyncio
+
+    async def until(cond):
+        for _ in range(6000):
+            sm = await _smart(qmp)
+            if cond(sm):
+                return sm
+            await asyncio.sleep(0.01)
+        raise AssertionError("the guest did not get there")
+
+    await until(lambda sm: sm["errors"] >= 1 and
+                sm["self-test-status"] >> 4 == 0xf)
+    await qmp.execute("stop")
+    saved = await _smart(qmp)
+    await _hmp(qmp, "savevm smart1")
+    await qmp.execute("cont")
+    await until(lambda sm: sm["power-on-seconds"] >=
+                saved["power-on-seconds"] + 120)
+    await qmp.execute("stop")
+    later = await _smart(qmp)
+    await _hmp(qmp, "loadvm smart1")
+    restored = await _smart(qmp)
+    await qmp.execute("cont")
+    return saved, later, restored
+
+
+def test_savevm_loadvm_keeps_smart(tmp_path, qemu_build, guest_image):
+    guest = Guest(tmp_path, device=f"ncq-disk,model=st3400620as,"
+                  f"faults=unc@{BAD_READ}+1", snapshot=False)
+    res = guest.run(Workload(script=SNAP_SCRIPT),
+                    qmp_actions=_snapshot_actions)
+    saved, later, restored = res.qmp
+    assert saved["pending"] == 1 and saved["errors"] >= 1
+    assert later["power-on-seconds"] > saved["power-on-seconds"]
+    # after savevm the test went on and stopped at the pending sector
+    assert later["self-test-status"] >> 4 == 7
+    assert later["self-tests"] == saved["self-tests"] + 1
+    assert restored == saved
+    # the guest went on from the restored state to the same end
+    st = json.loads(res.files["st.json"])
+    latest = st["ata_smart_self_test_log"]["extended"]["table"][0]
+    assert latest["lba"] == BAD_READ
+    assert st["ata_smart_self_test_log"]["extended"]["count"] == 1
