@@ -340,3 +340,39 @@ def test_savevm_loadvm_keeps_smart(tmp_path, qemu_build, guest_image):
     latest = st["ata_smart_self_test_log"]["extended"]["table"][0]
     assert latest["lba"] == BAD_READ
     assert st["ata_smart_self_test_log"]["extended"]["count"] == 1
+
+
+# Captive mode (ACS-3 7.48.6.3): BSY until the test ends, on a drive whose
+# short test lasts 7.6 s.  LBA 100000 lies between the short test's first
+# two extents on fujitsu-max3036rc, so the short test passes and a
+# selective test over it fails.
+CAPTIVE_BAD = 100000
+CAPTIVE_SCRIPT = rf"""
+t0=$(cut -d' ' -f1 /proc/uptime)
+smartctl -C -t short /dev/sda >/results/c-short.txt; echo "c-short status $?"
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "c-short took $t0 $t1"
+smartctl -C -t select,0-{CAPTIVE_BAD + 100} /dev/sda >/results/c-sel.txt
+echo "c-sel status $?"
+smartctl -l xselftest -H --json /dev/sda >/results/c-log.json
+"""
+
+
+def test_captive(tmp_path, qemu_build, guest_image):
+    guest = Guest(tmp_path, device="ncq-disk,model=fujitsu-max3036rc,"
+                  f"faults=unc@{CAPTIVE_BAD}+1", snapshot=False)
+    res = guest.run(Workload(script=CAPTIVE_SCRIPT))
+    steps = dict(re.findall(r"^(\S+) status (\d+)$", res.output, re.M))
+    t0, t1 = map(float, re.search(r"c-short took (\S+) (\S+)",
+                                  res.output).groups())
+    assert steps["c-short"] == "0"
+    # the command held the drive busy for the whole test (7.6 s)
+    assert t1 - t0 >= 7.0, t1 - t0
+    assert "successful" in res.files["c-short.txt"].decode()
+    log = json.loads(res.files["c-log.json"])
+    table = log["ata_smart_self_test_log"]["extended"]["table"]
+    assert table[1]["type"]["value"] == 0x81                # short, captive
+    assert table[1]["status"]["passed"]
+    assert table[0]["type"]["value"] == 0x84            # selective, captive
+    assert table[0]["status"]["string"] == "Completed: read failure"
+    assert table[0]["lba"] == CAPTIVE_BAD

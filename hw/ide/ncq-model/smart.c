@@ -261,7 +261,7 @@ static void ncq_smart_test_end(NcqSmart *sm)
         status = (NCQ_SMART_ST_READ << 4) | ncq_smart_remaining(r);
         ncq_smart_add_pending(sm, r->fail_lba, true);
     }
-    ncq_smart_log_test(sm, r->type & ~NCQ_SMART_CAPTIVE, status,
+    ncq_smart_log_test(sm, r->type, status,
                        r->fail_lba, late);
     r->type = 0;
 }
@@ -694,7 +694,7 @@ void ncq_smart_test_abort(NcqSmart *sm, const NcqModel *m, uint8_t status,
     if (!r->type) {
         return;
     }
-    ncq_smart_log_test(sm, r->type & ~NCQ_SMART_CAPTIVE,
+    ncq_smart_log_test(sm, r->type,
                        (status << 4) | ncq_smart_remaining(r), UINT64_MAX, 0);
     r->type = 0;
 }

@@ -61,7 +61,7 @@ typedef struct NcqSmartError {
 
 /* One self-test log entry */
 typedef struct NcqSmartTestRec {
-    uint8_t type;           /* subcommand that started it */
+    uint8_t type;           /* subcommand that started it (LBA low) */
     uint8_t status;         /* execution status byte at its end */
     uint16_t poh;
     uint64_t fail_lba;      /* UINT64_MAX: none */
