@@ -376,3 +376,39 @@ def test_captive(tmp_path, qemu_build, guest_image):
     assert table[0]["type"]["value"] == 0x84            # selective, captive
     assert table[0]["status"]["string"] == "Completed: read failure"
     assert table[0]["lba"] == CAPTIVE_BAD
+
+
+# smart-file=PATH: the state survives QEMU runs, like a drive's own NVRAM
+def test_smart_file_keeps_the_drive_across_runs(tmp_path, qemu_build,
+                                                guest_image):
+    from ncqguest import GuestError
+
+    state = tmp_path / "st3400620as.smart"
+    first = Guest(tmp_path / "run1", snapshot=False,
+                  device=f"ncq-disk,model=st3400620as,smart-file={state},"
+                  f"faults=unc@{BAD_READ}+1")
+    first.run(Workload(script=WAIT_TEST + f"""
+io read-unc read {BAD_READ}
+sleep 3700
+"""))
+    assert state.exists()
+    # the same drive, the same image, no fault rule now
+    second = Guest(tmp_path / "run2", snapshot=False, disk=first.disk,
+                   device=f"ncq-disk,model=st3400620as,smart-file={state}")
+    res = second.run(Workload(script="""
+smartctl -x --json /dev/sda >/results/x.json
+"""))
+    doc = _json(res, "x.json")
+    assert doc["power_cycle_count"] == 2
+    assert doc["power_on_time"]["hours"] == 1       # 3700 s + two boots
+    assert _raw(doc, 197) == 1, "still pending from the first run"
+    assert _raw(doc, 187) == 1
+    assert doc["ata_smart_error_log"]["extended"]["count"] == 1
+
+    state.write_bytes(b"not a SMART state")
+    third = Guest(tmp_path / "run3", snapshot=False, disk=first.disk,
+                  device=f"ncq-disk,model=st3400620as,smart-file={state}")
+    with pytest.raises(GuestError, match=r"smart-file=\S+ is not an ncq-disk "
+                       r"SMART state or is damaged; give another path, or "
+                       r"remove the file to start a new drive"):
+        third.run(Workload(script="true\n"))

@@ -17,6 +17,8 @@
 #include "qemu/timer.h"
 #include "migration/vmstate.h"
 #include "qemu/error-report.h"
+#include "qapi/error.h"
+#include "system/system.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -698,16 +700,83 @@ void ncq_disk_smart_reset(DeviceState *dev)
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
 }
 
-void ncq_disk_smart_init(NcqDisk *d)
+/* smart-file: the drive's SMART state as ncq_smart_state_save() writes it */
+void ncq_disk_smart_save_file(NcqDisk *d)
+{
+    NcqSmart *sm = ncq_disk_sm(d);
+    g_autoptr(GError) err = NULL;
+    g_autofree uint8_t *buf = NULL;
+    size_t len;
+
+    if (!d->prop.smart_file) {
+        return;
+    }
+    ncq_smart_update(sm, d->model, ncq_disk_smart_now());
+    len = ncq_smart_state_size(sm);
+    buf = g_malloc(len);
+    ncq_smart_state_save(sm, buf);
+    /* g_file_set_contents() replaces the file whole, or not at all */
+    if (!g_file_set_contents(d->prop.smart_file, (const char *)buf, len,
+                             &err)) {
+        warn_report("ncq-disk: smart-file=%s not written: %s",
+                    d->prop.smart_file, err->message);
+    }
+}
+
+static void ncq_disk_smart_exit(Notifier *n, void *data)
+{
+    ncq_disk_smart_save_file(container_of(n, NcqDisk, smart.exit));
+}
+
+static bool ncq_disk_smart_load_file(NcqDisk *d, Error **errp)
+{
+    const char *path = d->prop.smart_file;
+    g_autoptr(GError) err = NULL;
+    g_autofree char *buf = NULL;
+    gsize len;
+
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        return true;                /* a new drive: written at exit */
+    }
+    if (!g_file_get_contents(path, &buf, &len, &err)) {
+        error_setg(errp, "smart-file=%s cannot be read: %s", path,
+                   err->message);
+        return false;
+    }
+    if (ncq_smart_state_load(ncq_disk_sm(d), (uint8_t *)buf, len) < 0) {
+        error_setg(errp, "smart-file=%s is not an ncq-disk SMART state or "
+                   "is damaged; give another path, or remove the file to "
+                   "start a new drive", path);
+        return false;
+    }
+    ncq_smart_resume(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
+    return true;
+}
+
+bool ncq_disk_smart_init(NcqDisk *d, Error **errp)
 {
     ncq_smart_init(ncq_disk_sm(d), ncq_disk_smart_now());
     ncq_model_attach_smart(d->model, ncq_disk_sm(d));
     d->smart.captive = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                     ncq_disk_smart_captive_end, d);
+    if (!d->prop.smart_file) {
+        return true;
+    }
+    if (!ncq_disk_smart_load_file(d, errp)) {
+        return false;
+    }
+    d->smart.exit.notify = ncq_disk_smart_exit;
+    qemu_add_exit_notifier(&d->smart.exit);
+    d->smart.has_exit = true;
+    return true;
 }
 
 void ncq_disk_smart_cleanup(NcqDisk *d)
 {
+    if (d->smart.has_exit) {
+        qemu_remove_exit_notifier(&d->smart.exit);
+        d->smart.has_exit = false;
+    }
     if (d->smart.captive) {
         timer_free(d->smart.captive);
         d->smart.captive = NULL;

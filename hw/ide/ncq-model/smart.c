@@ -314,6 +314,16 @@ void ncq_smart_power_cycle(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     sm->temp_min = sm->temp_max = ncq_smart_temperature(sm);
 }
 
+void ncq_smart_resume(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
+{
+    sm->at_ns = now_ns;
+    sm->act_at_ns = now_ns;
+    sm->busy = false;
+    if (sm->run.type) {
+        ncq_smart_test_abort(sm, m, NCQ_SMART_ST_RESET, now_ns);
+    }
+}
+
 void ncq_smart_log_error(NcqSmart *sm, const NcqSmartCmdRec *rec,
                          uint8_t status, uint8_t error, uint64_t lba)
 {

@@ -68,6 +68,7 @@ typedef struct NcqDiskProps {
     char *faults;           /* fault rules (docs/faults.md) */
     bool power_loss;        /* keep old contents for power cuts */
     uint32_t host_wait_ms;  /* give up on a stuck host I/O */
+    char *smart_file;       /* SMART state kept across QEMU runs */
 } NcqDiskProps;
 
 /* The non-queued command the drive holds busy until its deadline */
@@ -107,6 +108,8 @@ typedef struct NcqDiskSmart {
     QEMUTimer *captive;     /* a captive self-test's end */
     uint8_t *mig;           /* migration: the state as bytes */
     uint32_t mig_len;
+    Notifier exit;          /* QEMU exits: write smart-file */
+    bool has_exit;
 } NcqDiskSmart;
 
 struct NcqDisk {
@@ -190,7 +193,8 @@ bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
 
 /* ncq-disk-smart.c: SMART (docs/smart.md) */
 extern const VMStateDescription vmstate_ncq_disk_smart;
-void ncq_disk_smart_init(NcqDisk *d);
+bool ncq_disk_smart_init(NcqDisk *d, Error **errp);
+void ncq_disk_smart_save_file(NcqDisk *d);
 void ncq_disk_smart_cleanup(NcqDisk *d);
 void ncq_disk_smart_reset(DeviceState *dev);
 void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);

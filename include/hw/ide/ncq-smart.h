@@ -180,6 +180,11 @@ void ncq_model_attach_smart(NcqModel *m, const NcqSmart *sm);
 /* Power on (QEMU start, system reset): a power cycle and a spin-up */
 void ncq_smart_init(NcqSmart *sm, int64_t now_ns);
 void ncq_smart_power_cycle(NcqSmart *sm, const NcqModel *m, int64_t now_ns);
+/*
+ * The state of a drive powered off earlier (a saved file) powers on at
+ * @now_ns: a test that ran is logged as interrupted
+ */
+void ncq_smart_resume(NcqSmart *sm, const NcqModel *m, int64_t now_ns);
 /* Account time up to @now_ns: power-on time, temperature, self-test */
 void ncq_smart_update(NcqSmart *sm, const NcqModel *m, int64_t now_ns);
 /* The drive has host commands (@busy) or none from @now_ns on */
