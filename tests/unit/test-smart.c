@@ -237,6 +237,47 @@ static void test_health(void)
     ncq_model_free(m);
 }
 
+/*
+ * The values do not depend on how often the state is looked at: updates
+ * at every second give what one update at the end gives.
+ */
+static void test_sampling(void)
+{
+    NcqModel *m = smart_model("unc@700000000");
+    static NcqSmart a, b;
+    int64_t t;
+
+    ncq_smart_init(&a, 0);
+    ncq_smart_init(&b, 0);
+    ncq_smart_power_cycle(&a, m, 0);
+    ncq_smart_power_cycle(&b, m, 0);
+    CHECK_EQ(ncq_smart_test_start(&a, m, NCQ_SMART_EXTENDED, 10 * S), 0);
+    CHECK_EQ(ncq_smart_test_start(&b, m, NCQ_SMART_EXTENDED, 10 * S), 0);
+    /* busy from 100 s to 1000 s, idle afterwards */
+    ncq_smart_activity(&a, m, 100 * S, true);
+    ncq_smart_activity(&b, m, 100 * S, true);
+    for (t = 100 * S; t < 1000 * S; t += S) {
+        ncq_smart_update(&a, m, t);
+    }
+    ncq_smart_activity(&a, m, 1000 * S, false);
+    ncq_smart_activity(&b, m, 1000 * S, false);
+    for (t = 1000 * S; t < 20000 * S; t += S) {
+        ncq_smart_update(&a, m, t);
+    }
+    ncq_smart_update(&a, m, 20000 * S);
+    ncq_smart_update(&b, m, 20000 * S);
+    CHECK_EQ(ncq_smart_temperature(&a), ncq_smart_temperature(&b));
+    CHECK(ncq_smart_temperature(&a) > 25, "warmed up");
+    CHECK_EQ(a.temp_max, b.temp_max);
+    CHECK_EQ(a.power_on_ns, b.power_on_ns);
+    CHECK_EQ(a.ntests, 1);
+    CHECK_EQ(b.ntests, 1);
+    CHECK_EQ(ncq_smart_test_rec(&a, 0)->poh, ncq_smart_test_rec(&b, 0)->poh);
+    CHECK_EQ(ncq_smart_test_rec(&a, 0)->fail_lba, 700000000);
+    CHECK_EQ(ncq_smart_exec_status(&a), ncq_smart_exec_status(&b));
+    ncq_model_free(m);
+}
+
 /* The state survives save and load, byte for byte. */
 static void test_state(void)
 {
@@ -272,6 +313,7 @@ int main(void)
     test_selftest_stop();
     test_selective();
     test_health();
+    test_sampling();
     test_state();
     return ncq_test_done("test-smart");
 }
