@@ -36,6 +36,19 @@ static void hmp_info_ncq_disk_faults(Monitor *mon, const char *path)
     }
 }
 
+/* One line of SMART (docs/smart.md) */
+static void hmp_info_ncq_disk_smart(Monitor *mon, NcqDiskSmartInfo *s)
+{
+    monitor_printf(mon, "  SMART %s%s: power-on %" PRIu64 " s, %u power "
+                   "cycles, %d C, %u reallocated, %u pending, %u errors, "
+                   "%u self-tests, self-test status %02x\n",
+                   s->enabled ? "on" : "off",
+                   s->failing ? " FAILING" : "", s->power_on_seconds,
+                   s->power_cycles, s->temperature, s->reallocated,
+                   s->pending, s->errors, s->self_tests,
+                   s->self_test_status);
+}
+
 void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
 {
     g_autoptr(NcqDiskInfoList) list = qmp_query_ncq_disk(NULL, NULL);
@@ -74,6 +87,7 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
                            q->value->in_service ? " in service" : "",
                            q->value->age_ns / 1e6);
         }
+        hmp_info_ncq_disk_smart(mon, i->smart);
         hmp_info_ncq_disk_faults(mon, i->qom_path);
     }
 }
