@@ -45,6 +45,8 @@
 #define NCQ_CMD_LOG_WRITE   (1u << 6)
 /* SET FEATURES: the drive's own subcommands first (ncq-disk-cdl.c) */
 #define NCQ_CMD_FEATURES    (1u << 7)
+/* SMART: served by this device (ncq-disk-smart.c) */
+#define NCQ_CMD_SMART       (1u << 8)
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -84,6 +86,7 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_WRITEDMA]              = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_FLUSH_CACHE]           = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+    [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
 };
 
 /*
@@ -222,6 +225,10 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {
         *complete = true;
+        return true;
+    }
+    if (c->flags & NCQ_CMD_SMART) {
+        *complete = ncq_disk_smart_cmd(d, s);
         return true;
     }
     if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {

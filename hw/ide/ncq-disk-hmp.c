@@ -72,6 +72,17 @@ static void hmp_info_ncq_disk_cdl(Monitor *mon, const char *path)
             monitor_printf(mon, "\n");
         }
     }
+/* One line of SMART (docs/smart.md) */
+static void hmp_info_ncq_disk_smart(Monitor *mon, NcqDiskSmartInfo *s)
+{
+    monitor_printf(mon, "  SMART %s%s: power-on %" PRIu64 " s, %u power "
+                   "cycles, %d C, %u reallocated, %u pending, %u errors, "
+                   "%u self-tests, self-test status %02x\n",
+                   s->enabled ? "on" : "off",
+                   s->failing ? " FAILING" : "", s->power_on_seconds,
+                   s->power_cycles, s->temperature, s->reallocated,
+                   s->pending, s->errors, s->self_tests,
+                   s->self_test_status);
 }
 
 void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
@@ -112,6 +123,7 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
                            q->value->in_service ? " in service" : "",
                            q->value->age_ns / 1e6);
         }
+        hmp_info_ncq_disk_smart(mon, i->smart);
         hmp_info_ncq_disk_faults(mon, i->qom_path);
         hmp_info_ncq_disk_cdl(mon, i->qom_path);
     }

@@ -150,6 +150,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     if (lduw_le_p(&words[ID_SATA_CAP]) & ID_SATA_CAP_NCQ) {
         ncq_disk_cdl_identify(d, words);
     }
+    ncq_disk_smart_identify(d, words);
     ncq_disk_identify_checksum(words);
 }
 

@@ -48,6 +48,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         stw_le_p(buf + 2 * LOG_NCQ_ERROR, 1);
         stw_le_p(buf + 2 * LOG_IDENTIFY_DEVICE, ID_LOG_PAGES);
         ncq_disk_cdl_log_directory(d, buf);
+        ncq_disk_smart_gpl_directory(d, buf);
         return true;
     case LOG_NCQ_ERROR:
         if (page) {
@@ -103,7 +104,12 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
         }
         return false;
     }
-    return ncq_disk_cdl_log_page(d, log, page, buf);
+    /*
+     * Command Duration Limits' logs (0Fh, 18h; ncq-disk-cdl.c), then the
+     * SMART logs GPL shares: 03h, 04h, 07h (ncq-disk-smart.c)
+     */
+    return ncq_disk_cdl_log_page(d, log, page, buf) ||
+           ncq_disk_smart_log_page(d, log, page, buf, true);
 }
 
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s)

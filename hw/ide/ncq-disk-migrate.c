@@ -241,6 +241,7 @@ const VMStateDescription vmstate_ncq_disk = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_ncq_disk_undo,
         &vmstate_ncq_disk_cdl,
+        &vmstate_ncq_disk_smart,
         NULL
     },
 };

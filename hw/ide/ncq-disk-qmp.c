@@ -73,6 +73,41 @@ static NcqDiskHistogramBucketList *ncq_disk_histogram(const uint64_t *count,
     return head;
 }
 
+/* The SMART state, as SMART READ DATA would give it now */
+static NcqDiskSmartInfo *ncq_disk_smart_info(NcqDisk *d)
+{
+    NcqDiskSmartInfo *info = g_new0(NcqDiskSmartInfo, 1);
+    NcqDiskSmartAttributeList **tail = &info->attributes;
+    NcqSmart *sm = &d->smart.st;
+    NcqSmartAttr a[NCQ_SMART_MAX_ATTRS];
+    int n, i;
+
+    ncq_smart_update(sm, d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    n = ncq_smart_attrs(sm, d->model, a, NCQ_SMART_MAX_ATTRS);
+    info->enabled = sm->enabled;
+    info->failing = ncq_smart_failing(sm, d->model);
+    info->power_on_seconds = sm->power_on_ns / NANOSECONDS_PER_SECOND;
+    info->power_cycles = sm->power_cycles;
+    info->temperature = ncq_smart_temperature(sm);
+    info->reallocated = sm->realloc;
+    info->pending = sm->npending;
+    info->errors = sm->nerr;
+    info->self_tests = sm->ntests;
+    info->self_test_status = ncq_smart_exec_status(sm);
+    for (i = 0; i < n; i++) {
+        NcqDiskSmartAttribute *e = g_new0(NcqDiskSmartAttribute, 1);
+
+        e->id = a[i].id;
+        e->name = g_strdup(a[i].name);
+        e->value = a[i].value;
+        e->worst = a[i].worst;
+        e->threshold = a[i].threshold;
+        e->raw = a[i].raw;
+        QAPI_LIST_APPEND(tail, e);
+    }
+    return info;
+}
+
 static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
 {
     NcqDiskInfo *info = g_new0(NcqDiskInfo, 1);
@@ -129,6 +164,7 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->delay_count_histogram = ncq_disk_histogram(s.delay_hist,
                                                      NCQ_DELAY_BUCKETS,
                                                      false);
+    info->smart = ncq_disk_smart_info(d);
     return info;
 }
 

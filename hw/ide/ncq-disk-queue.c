@@ -45,6 +45,7 @@ void ncq_disk_arm_timer(NcqDisk *d)
 {
     int64_t next = ncq_model_next_event(d->model);
 
+    ncq_disk_smart_activity(d);
     if (next == INT64_MAX) {
         timer_del(d->timer);
     } else {
@@ -378,6 +379,7 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
+    ncq_disk_smart_cancel(d);
     ncq_disk_finish_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
@@ -501,6 +503,7 @@ static void ncq_disk_timer_cb(void *opaque)
                                      ncq_fault_kind_name(c->fault),
                                      c->fault_lba);
             }
+            ncq_disk_smart_done(d, c);
             next = c->queued ? ncq_disk_complete_queued(d, c) :
                                ncq_disk_complete_held(d, c);
             if (next == NCQ_DISK_OFF) {

@@ -341,6 +341,9 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
     }
     ncq_disk_queue_init(d);
     ncq_disk_power_init(d);
+    if (!ncq_disk_smart_init(d, errp)) {
+        return false;
+    }
     ide_dev_initfn(dev, IDE_HD, errp);
     return !*errp;
 }
@@ -353,6 +356,7 @@ static void ncq_disk_release(NcqDisk *d)
     d->mig.undo = NULL;
     ncq_disk_queue_cleanup(d);
     ncq_disk_power_cleanup(d);
+    ncq_disk_smart_cleanup(d);
     if (d->trace) {
         fclose(d->trace);
         d->trace = NULL;
@@ -412,6 +416,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_BOOL("ncq-prio", NcqDisk, prop.ncq_prio, true),
     DEFINE_PROP_STRING("faults", NcqDisk, prop.faults),
     DEFINE_PROP_BOOL("power-loss", NcqDisk, prop.power_loss, true),
+    DEFINE_PROP_STRING("smart-file", NcqDisk, prop.smart_file),
     /* For tests: how long a stuck host I/O may hold virtual time */
     DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, prop.host_wait_ms, 30000),
     DEFINE_PROP_ON_OFF_AUTO("cdl", NcqDisk, prop.cdl, ON_OFF_AUTO_AUTO),
@@ -444,6 +449,9 @@ static const struct {
       "(docs/faults.md) (default: none)" },
     { "power-loss", "on/off: keep the old contents of sectors not yet on "
       "the media, for ncq-disk-power-cut; off saves a host read per write" },
+    { "smart-file", "host file keeping the drive's SMART state across QEMU "
+      "runs, read at start, written at exit and power cut (docs/smart.md) "
+      "(default: none)" },
     { "discard_granularity", "TRIM (DSM) granularity in bytes: 0 (no "
       "TRIM) or 512; 4294967295 means the model's: 512 for an SSD, 0 for "
       "a hard disk" },
@@ -510,6 +518,8 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->ncq_cancel = ncq_disk_ncq_cancel;
     k->ncq_restore = ncq_disk_ncq_restore;
     dc->vmsd = &vmstate_ncq_disk;
+    /* A system reset is a power cycle for SMART */
+    device_class_set_legacy_reset(dc, ncq_disk_smart_reset);
     dc->unrealize = ncq_disk_unrealize;
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";

@@ -280,7 +280,7 @@ NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id)
 /* At submit: decide the command's fate from the rules' counters. */
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
 {
-    uint64_t lo = cmd->lba, hi = lo + cmd->sectors;
+    uint64_t lo = cmd->lba, hi = lo + cmd->sectors, first;
     uint32_t op;
     int i;
 
@@ -314,9 +314,22 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
         if (fate->kind != NCQ_FAULT_NONE) {
             continue;
         }
+        first = lo > r->lba ? lo : r->lba;
+        if (r->kind == NCQ_FAULT_UNC && m->smart) {
+            /* A reallocated sector reads fine (docs/smart.md) */
+            uint64_t end = hi < r->lba + r->sectors ? hi :
+                           r->lba + r->sectors;
+
+            while (first < end && ncq_smart_remapped(m->smart, first)) {
+                first++;
+            }
+            if (first == end) {
+                continue;
+            }
+        }
         r->hits++;
         fate->kind = r->kind;
-        fate->lba = lo > r->lba ? lo : r->lba;
+        fate->lba = first;
         fate->hang = r->kind == NCQ_FAULT_HANG;
     }
 }

@@ -31,6 +31,7 @@
 #define NCQ_INT_H
 
 #include "hw/ide/ncq-model.h"
+#include "hw/ide/ncq-smart.h"
 
 /* Rotational position unit: one revolution = NCQ_REV units. */
 #define NCQ_REV 60000000000ULL   /* ns per minute: pos = t * rpm */
@@ -253,6 +254,8 @@ struct NcqModel {
     NcqStats st;
     NcqCdl cdl;                   /* Command Duration Limits (cdl.c) */
     int64_t cdl_margin_ns;        /* start this long before a deadline */
+    /* SMART's reallocated sectors read fine (smart.c); not state */
+    const NcqSmart *smart;
 };
 
 /* What a command's fault rules decided at submit (fault.c). */

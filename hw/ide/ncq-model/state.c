@@ -1119,6 +1119,7 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
         ncq_model_free(n);
         return NCQ_ERR_INVAL;
     }
+    n->smart = m->smart;        /* an attachment, not state */
     *m = *n;
     ncq_model_free(n);
     return 0;

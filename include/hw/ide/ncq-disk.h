@@ -13,6 +13,7 @@
 #include "hw/ide/ncq-model.h"
 #include "qapi/qapi-types-common.h"
 #include "qapi/qapi-types-ncq-disk.h"
+#include "hw/ide/ncq-smart.h"
 #include "qemu/iov.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
@@ -83,6 +84,7 @@ typedef struct NcqDiskProps {
     bool power_loss;        /* keep old contents for power cuts */
     uint32_t host_wait_ms;  /* give up on a stuck host I/O */
     OnOffAuto cdl;          /* Command Duration Limits; auto: the model's */
+    char *smart_file;       /* SMART state kept across QEMU runs */
 } NcqDiskProps;
 
 /* The non-queued command the drive holds busy until its deadline */
@@ -116,6 +118,16 @@ typedef struct NcqDiskMigState {
     uint32_t undo_len;
 } NcqDiskMigState;
 
+/* SMART (ncq-disk-smart.c, docs/smart.md) */
+typedef struct NcqDiskSmart {
+    NcqSmart st;            /* the model library's SMART state */
+    QEMUTimer *captive;     /* a captive self-test's end */
+    uint8_t *mig;           /* migration: the state as bytes */
+    uint32_t mig_len;
+    Notifier exit;          /* QEMU exits: write smart-file */
+    bool has_exit;
+} NcqDiskSmart;
+
 struct NcqDisk {
     IDEDevice dev;
     NcqDiskProps prop;
@@ -138,6 +150,7 @@ struct NcqDisk {
     NcqDiskCounters count;
     NcqDiskMigState mig;
     NcqDiskCdl cdl;
+    NcqDiskSmart smart;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -220,5 +233,19 @@ NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
 bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
                       NcqDiskCdlDescriptorList *rd,
                       NcqDiskCdlDescriptorList *wr, Error **errp);
+/* ncq-disk-smart.c: SMART (docs/smart.md) */
+extern const VMStateDescription vmstate_ncq_disk_smart;
+bool ncq_disk_smart_init(NcqDisk *d, Error **errp);
+void ncq_disk_smart_save_file(NcqDisk *d);
+void ncq_disk_smart_cleanup(NcqDisk *d);
+void ncq_disk_smart_reset(DeviceState *dev);
+void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);
+bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
+void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf);
+bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                             uint8_t *buf, bool gpl);
+void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
+void ncq_disk_smart_activity(NcqDisk *d);
+void ncq_disk_smart_cancel(NcqDisk *d);
 
 #endif
