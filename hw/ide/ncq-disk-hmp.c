@@ -72,6 +72,8 @@ static void hmp_info_ncq_disk_cdl(Monitor *mon, const char *path)
             monitor_printf(mon, "\n");
         }
     }
+}
+
 /* One line of SMART (docs/smart.md) */
 static void hmp_info_ncq_disk_smart(Monitor *mon, NcqDiskSmartInfo *s)
 {
