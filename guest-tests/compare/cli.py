@@ -175,7 +175,7 @@ def run_matrix(a, base):
                    "cells": len(m.cells()),
                    "workloads": m.workloads},
         "shard": shard,
-        "qemu": {"build": str(build), "sha256": sha},
+        "qemu": {"build": kernels.shown(build), "sha256": sha},
         "cells": recs}
 
 

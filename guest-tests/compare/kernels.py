@@ -51,8 +51,9 @@ def resolve(name):
     return path.resolve()
 
 
-def _shown(path):
-    """An image directory as results.json names it: under the cache as
+def shown(path):
+    """A directory (a guest image, the QEMU build) as results.json names it:
+    under the cache as
     $NCQ_CACHE/..., so that a committed report names no directory of the
     machine that made it (the inputs hash identifies the image)."""
     try:
@@ -66,7 +67,7 @@ def identity(path):
     """What identifies an image: its inputs hash and kernel line from
     manifest.txt (images/build-image.sh), else digests of its files."""
     path = Path(path)
-    out = {"dir": _shown(path)}
+    out = {"dir": shown(path)}
     man = ncqguest.image_manifest(path)
     out.update({k: man[k] for k in ("inputs_hash", "kernel") if k in man})
     if "inputs_hash" not in out:
