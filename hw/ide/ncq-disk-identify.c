@@ -31,6 +31,7 @@
 #define ID_MAJOR_VERSION        80
 #define ID_MINOR_VERSION        81
 #define ID_CMDSET_EXT           84      /* and 87: enabled */
+#define ID_SWDMA_MODES          62      /* single-word DMA: obsolete */
 #define ID_UDMA_MODES           88      /* supported 7:0, selected 15:8 */
 #define ID_UDMA_6               (1 << 6)
 #define ID_CMDSET_EXT_GPL       (1 << 5)
@@ -68,14 +69,16 @@ static void ncq_disk_identify_link(const NcqParams *p, uint16_t *words)
 }
 
 /*
- * Every SATA drive claims Ultra DMA modes 0-6 (a 7200.10 says UDMA/133);
- * the mode has no effect on a serial link.  QEMU's generic words stop at
- * mode 5, and its SET FEATURES (set transfer mode) rewrites the word, so
- * this is applied again each time IDENTIFY is served.
+ * Every SATA drive claims Ultra DMA modes 0-6 (a 7200.10 says UDMA/133)
+ * and no single-word DMA (obsolete since ATA-3); the modes have no effect
+ * on a serial link.  QEMU's generic words stop at UDMA mode 5 and offer
+ * single-word DMA, and its SET FEATURES (set transfer mode) rewrites both
+ * words, so this is applied again each time IDENTIFY is served.
  */
-static void ncq_disk_identify_udma(uint16_t *words)
+static void ncq_disk_identify_dma_modes(uint16_t *words)
 {
     if (lduw_le_p(&words[ID_SATA_CAP]) & ID_SATA_CAP_NCQ) {
+        stw_le_p(&words[ID_SWDMA_MODES], 0);
         stw_le_p(&words[ID_UDMA_MODES],
                  lduw_le_p(&words[ID_UDMA_MODES]) | ID_UDMA_6);
     }
@@ -115,7 +118,7 @@ static void ncq_disk_identify_model(NcqDisk *d, uint16_t *words)
         if (p) {
             ncq_disk_identify_link(p, words);
         }
-        ncq_disk_identify_udma(words);
+        ncq_disk_identify_dma_modes(words);
     }
 }
 
@@ -157,7 +160,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
 void ncq_disk_identify_refresh(IDEState *s)
 {
     if (s->identify_set) {
-        ncq_disk_identify_udma((uint16_t *)s->identify_data);
+        ncq_disk_identify_dma_modes((uint16_t *)s->identify_data);
         ncq_disk_identify_checksum((uint16_t *)s->identify_data);
     }
 }
