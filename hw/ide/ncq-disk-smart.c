@@ -49,6 +49,7 @@
 #define LOG_SELFTEST                0x06
 #define LOG_EXT_SELFTEST            0x07
 #define LOG_SELECTIVE               0x09
+#define LOG_PHY_EVENTS              0x11
 
 #define ERRORS_PER_PAGE             5       /* SMART 01h/02h */
 #define EXT_ERRORS_PER_PAGE         4       /* GP 03h */
@@ -403,6 +404,46 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
     return false;
 }
 
+/*
+ * GP log 11h, SATA Phy Event Counters (SATA 3.x 13.7.5): after a reserved
+ * dword, each counter is an ID word (bits 14:12 the value's size in 16-bit
+ * words) and its value; ID 0 ends the list; byte 511 is a checksum.  The
+ * link is modelled without errors: the resets (power-on and system
+ * resets, each a COMRESET) and the interface CRC errors (none) have
+ * sources, the others read 0.  Reading with the reset bit (FEATURES
+ * bit 0) does not clear them: they follow the SMART state.
+ */
+#define PHY_EVENT_16BIT             (1 << 12)
+
+static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
+{
+    static const uint16_t zero_ids[] = {
+        0x002,  /* R_ERR response for data FIS */
+        0x005,  /* R_ERR response for non-data FIS */
+        0x008,  /* device-to-host non-data FIS retries */
+        0x009,  /* transitions from PhyRdy to PhyNRdy */
+        0x00b,  /* CRC errors within host-to-device FIS */
+        0x00d,  /* non-CRC errors within host-to-device FIS */
+    };
+    NcqSmart *sm = ncq_disk_sm(d);
+    int off = 4, i;
+    uint8_t sum = 0;
+
+    stw_le_p(buf + off, PHY_EVENT_16BIT | 0x001);   /* ICRC failures */
+    stw_le_p(buf + off + 2, MIN(sm->crc_errors, UINT16_MAX));
+    off += 4;
+    stw_le_p(buf + off, PHY_EVENT_16BIT | 0x00a);   /* COMRESETs */
+    stw_le_p(buf + off + 2, MIN(sm->resets, UINT16_MAX));
+    off += 4;
+    for (i = 0; i < ARRAY_SIZE(zero_ids); i++, off += 4) {
+        stw_le_p(buf + off, PHY_EVENT_16BIT | zero_ids[i]);
+    }
+    for (i = 0; i < 511; i++) {
+        sum += buf[i];
+    }
+    buf[511] = -sum;
+}
+
 /* SMART 00h: the SMART log directory */
 static void ncq_disk_smart_directory(uint8_t *buf)
 {
@@ -419,6 +460,7 @@ void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf)
     stw_le_p(buf + 2 * LOG_EXT_ERROR, EXT_ERROR_PAGES);
     stw_le_p(buf + 2 * LOG_DEVICE_STATISTICS, STAT_PAGES);
     stw_le_p(buf + 2 * LOG_EXT_SELFTEST, 1);
+    stw_le_p(buf + 2 * LOG_PHY_EVENTS, 1);
 }
 
 bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
@@ -442,6 +484,12 @@ bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
                 return false;
             }
             ncq_disk_selftest_log(d, true, buf);
+            return true;
+        case LOG_PHY_EVENTS:
+            if (page) {
+                return false;
+            }
+            ncq_disk_phy_events(d, buf);
             return true;
         }
         return false;
