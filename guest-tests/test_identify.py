@@ -33,6 +33,11 @@ MINOR_TEXT = {0x001d: "ATA/ATAPI-7 published, ANSI INCITS 397-2005"}
 WARNING = re.compile(r"(?i)warning|integrity word|checksum: incorrect|"
                      r"\(\?\)|unknown|sg_io|failed|bad/missing|questionable|"
                      r"not supported: |invalid")
+# IDENTIFY bits of CDL's companions that hdparm 9.65 has no name for, so it
+# prints them as "unknown": sense data reporting (ACS-3, word 119/120 bit
+# 6) and NCQ autosense (SATA 3.2, word 78 bit 7).  A real drive with these
+# features shows the same lines; they are not the drive's mistakes.
+HDPARM_UNNAMED_CDL = {"*\tunknown 119[6]", "unknown 78[7]"}
 
 SCRIPT = """
 for d in /sys/block/sd*; do
@@ -77,6 +82,7 @@ def expected(name):
             # CDL's IDENTIFY claims ACS-5, where CDL is defined
             "ata_major": 12 if k.get("firmware.cdl") in ("yes", "on") else
             int(k.get("drive.ata_major", 7)),
+            "cdl": k.get("firmware.cdl") in ("yes", "on"),
             "ata_minor": int(k.get("drive.ata_minor", "0x001d"), 16)}
 
 
@@ -128,7 +134,8 @@ def test_hdparm_identify(identify_run, name):
         ("unknown" if e["buffer_kib"] == 0 else f"{e['buffer_kib']} KBytes")
     # the one "unknown" a drive that leaves word 21 at 0 gets
     bad = [line for line in text.splitlines() if WARNING.search(line) and
-           not (e["buffer_kib"] == 0 and line.strip() == buffer_line)]
+           not (e["buffer_kib"] == 0 and line.strip() == buffer_line) and
+           not (e["cdl"] and line.strip() in HDPARM_UNNAMED_CDL)]
     assert bad == [], "\n".join(bad)
     assert "Checksum: correct" in text
     assert field(text, "Firmware Revision:") == e["firmware"]
@@ -143,7 +150,7 @@ def test_hdparm_identify(identify_run, name):
     assert buffer_line in text, text
     # A SATA drive offers UDMA modes 0-6, and libata selects the fastest
     # (word 88, put back after QEMU's SET FEATURES rewrites it).
-    assert "*udma6" in field(text, "UDMA:"), text
+    assert "*udma6" in field(text, "DMA:"), text
 
 
 @pytest.mark.parametrize("name", hard_disk_models())
