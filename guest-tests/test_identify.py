@@ -4,12 +4,15 @@ model's name, firmware, ATA version, SATA generations and buffer; the
 kernel names the same ATA version and brings each link up at the model's
 SATA speed (dmesg).
 
-All sixteen hard-disk models ride in one guest (one boot): the usual disk
-(st3400620as on ide.0) and the other fifteen on the remaining ports of
+All seventeen hard-disk models ride in one guest (one boot): the usual disk
+(st3400620as on ide.0) and the other sixteen on the remaining ports of
 q35's AHCI and two more ich9-ahci controllers
 (ncqguest.multi_drive_args).  The expected values come from the model
 files themselves: a key the file sets, or the default docs/model.md gives
-for it.
+for it.  A model that declares CDL (cdl = yes) claims ACS-5 whatever its
+ata_major (docs/cdl.md), and one whose buffer_kib is 0 does not report its
+buffer, so hdparm prints "cache/buffer size = unknown" for it, as for a
+real Exos.
 """
 
 import re
@@ -30,6 +33,11 @@ MINOR_TEXT = {0x001d: "ATA/ATAPI-7 published, ANSI INCITS 397-2005"}
 WARNING = re.compile(r"(?i)warning|integrity word|checksum: incorrect|"
                      r"\(\?\)|unknown|sg_io|failed|bad/missing|questionable|"
                      r"not supported: |invalid")
+# IDENTIFY bits of CDL's companions that hdparm 9.65 has no name for, so it
+# prints them as "unknown": sense data reporting (ACS-3, word 119/120 bit
+# 6) and NCQ autosense (SATA 3.2, word 78 bit 7).  A real drive with these
+# features shows the same lines; they are not the drive's mistakes.
+HDPARM_UNNAMED_CDL = {"*\tunknown 119[6]", "unknown 78[7]"}
 
 SCRIPT = """
 for d in /sys/block/sd*; do
@@ -41,13 +49,13 @@ done
 
 
 def model_keys(name):
-    """The [drive] and [cache] keys of a model file, as text."""
+    """The [drive], [cache] and [firmware] keys of a model file, as text."""
     keys, section = {}, None
     for line in (MODELS_DIR / f"{name}.ncqm").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line.startswith("["):
             section = line.strip("[]")
-        elif "=" in line and section in ("drive", "cache"):
+        elif "=" in line and section in ("drive", "cache", "firmware"):
             k, v = (s.strip() for s in line.split("=", 1))
             keys.setdefault(f"{section}.{k}", v)
     return keys
@@ -71,7 +79,10 @@ def expected(name):
     return {"model": k["drive.model"], "firmware": k.get("drive.firmware",
                                                           "1.0"),
             "sata_gen": gen, "buffer_kib": int(buffer_kib),
-            "ata_major": int(k.get("drive.ata_major", 7)),
+            # CDL's IDENTIFY claims ACS-5, where CDL is defined
+            "ata_major": 12 if k.get("firmware.cdl") in ("yes", "on") else
+            int(k.get("drive.ata_major", 7)),
+            "cdl": k.get("firmware.cdl") in ("yes", "on"),
             "ata_minor": int(k.get("drive.ata_minor", "0x001d"), 16)}
 
 
@@ -119,7 +130,12 @@ def test_hdparm_identify(identify_run, name):
     text = reports.get(e["model"])
     assert text is not None, f"no drive answered as {e['model']}"
     assert "hdparm-exit 0" in text, text
-    bad = [line for line in text.splitlines() if WARNING.search(line)]
+    buffer_line = "cache/buffer size  = " + \
+        ("unknown" if e["buffer_kib"] == 0 else f"{e['buffer_kib']} KBytes")
+    # the one "unknown" a drive that leaves word 21 at 0 gets
+    bad = [line for line in text.splitlines() if WARNING.search(line) and
+           not (e["buffer_kib"] == 0 and line.strip() == buffer_line) and
+           not (e["cdl"] and line.strip() in HDPARM_UNNAMED_CDL)]
     assert bad == [], "\n".join(bad)
     assert "Checksum: correct" in text
     assert field(text, "Firmware Revision:") == e["firmware"]
@@ -131,8 +147,7 @@ def test_hdparm_identify(identify_run, name):
     for gen in (1, 2, 3):
         line = f"Gen{gen} signaling speed ({GBPS[gen]}Gb/s)"
         assert (line in text) == (gen <= e["sata_gen"]), (gen, text)
-    assert field(text, "cache/buffer size  =").startswith(
-        f"{e['buffer_kib']} KBytes"), text
+    assert buffer_line in text, text
     # A SATA drive offers UDMA modes 0-6, and libata selects the fastest
     # (word 88, put back after QEMU's SET FEATURES rewrites it).
     dma = field(text, "DMA:") or ""

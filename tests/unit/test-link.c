@@ -85,6 +85,12 @@ static void test_given(void)
         ncq_params_free(p);
     }
     CHECK_EQ(ncq_sata_link_bytes_per_s(2), 300000000);
+    p = parse_ok("sata_gen = 3\nata_major = 12\nbuffer_kib = 0\n");
+    if (p) {
+        CHECK_EQ(p->ata_major, 12);             /* ACS-5 */
+        CHECK_EQ(p->buffer_sectors, 0);         /* word 21 not reported */
+        ncq_params_free(p);
+    }
     CHECK_EQ(ncq_sata_link_bytes_per_s(4), 0);
 }
 
@@ -96,15 +102,15 @@ static void test_errors(void)
     expect_error("bus_mb_s = 601\n", "above the SATA Gen3 link's 600 MB/s");
     expect_error("sata_gen = 0\n", "sata_gen must be 1 (1.5 Gb/s)");
     expect_error("sata_gen = 4\n", "sata_gen must be 1 (1.5 Gb/s)");
-    expect_error("ata_major = 3\n", "ata_major must be 4 (ATA/ATAPI-4) to 11");
-    expect_error("ata_major = 12\n", "ata_major must be 4");
+    expect_error("ata_major = 3\n", "ata_major must be 4 (ATA/ATAPI-4) to 12");
+    expect_error("ata_major = 13\n", "ata_major must be 4");
     expect_error("ata_minor = 29\n", "key 'ata_minor': expected a "
                  "hexadecimal code such as 0x001d");
     expect_error("ata_minor = 0x1g\n", "expected a hexadecimal code");
     expect_error("ata_minor = 0x10000\n", "expected a 16-bit code");
     expect_error("ata_minor = 0xffff\n", "0xffff means 'not reported'");
-    expect_error("buffer_kib = 32767.5\n", "buffer_kib must be 0.5 to 32767");
-    expect_error("buffer_kib = 0\n", "buffer_kib must be 0.5 to 32767");
+    expect_error("buffer_kib = 32767.5\n",
+                 "buffer_kib must be 0 (not reported) or 0.5 to 32767");
 }
 
 /* Every built-in model: a valid link that carries its bus rate. */
@@ -122,7 +128,9 @@ static void test_builtins(void)
         }
         CHECK(p->bus_bytes_per_s <= ncq_sata_link_bytes_per_s(p->sata_gen),
               "%s: bus within its link", n);
-        CHECK(p->buffer_sectors > 0, "%s: buffer", n);
+        /* 0 only where the file says the drive does not report it */
+        CHECK(p->buffer_sectors > 0 || !strcmp(n, "seagate-exos-x18"),
+              "%s: buffer", n);
         ncq_params_free(p);
     }
     {
@@ -132,6 +140,14 @@ static void test_builtins(void)
             CHECK_EQ(p->sata_gen, 2);
             CHECK_EQ(p->ata_major, 7);
             CHECK_EQ(p->buffer_sectors, 32768);   /* 16 MB */
+            ncq_params_free(p);
+        }
+        p = ncq_params_builtin("seagate-exos-x18");
+        if (p) {
+            CHECK_EQ(p->sata_gen, 3);
+            CHECK_EQ(p->ata_major, 11);
+            CHECK_EQ(p->buffer_sectors, 0);
+            CHECK(p->cdl, "seagate-exos-x18 declares CDL");
             ncq_params_free(p);
         }
     }

@@ -237,13 +237,17 @@ static bool key_ssd(const char *model, uint64_t seed, unsigned n,
 
 /* ---- parameters and the seek curve ---- */
 
-/* Parameter figure @n: capacity, GB, rpm, buffer KiB, queue depth. */
+/*
+ * Parameter figure @n: capacity, GB, rpm, buffer KiB, queue depth, average
+ * rotational latency (half a revolution, what a data sheet's "average
+ * latency" is: the mean wait for a uniformly placed sector).
+ */
 static bool key_param(const char *model, uint64_t seed, unsigned n,
                       double *v, const char **why)
 {
     NcqParams *p = ncq_params_builtin(model);
 
-    if (n == 2 && p->kind != NCQ_KIND_HDD) {
+    if ((n == 2 || n == 5) && p->kind != NCQ_KIND_HDD) {
         *why = "the model is not a hard disk";
         ncq_params_free(p);
         return false;
@@ -263,8 +267,11 @@ static bool key_param(const char *model, uint64_t seed, unsigned n,
              ((double)p->cache_segments * p->segment_sectors +
               p->write_cache_sectors) / 2;
         break;
-    default:
+    case 4:
         *v = p->queue_depth;
+        break;
+    default:
+        *v = 30000.0 / p->rpm;
     }
     ncq_params_free(p);
     return true;
@@ -411,6 +418,8 @@ static const Key keys[] = {
       "write_cache_kib (SSD: write buffer)" }, key_param, 3 },
     { "queue_depth", { "commands", 0, "the queue_depth parameter" },
       key_param, 4 },
+    { "avg_latency_ms", { "ms", 2, "half a revolution: 30,000 / rpm" },
+      key_param, 5 },
     { "avg_seek_ms", { "ms", 3, "seek curve + mean jitter, mean over "
       "10^6 random LBA pairs on different cylinders" }, seek_figure, 0 },
     { "track_to_track_ms", { "ms", 3, "seek(1 cylinder) + mean jitter" },

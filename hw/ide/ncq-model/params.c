@@ -672,16 +672,17 @@ static int ncq_validate_identify(const NcqParams *p, char *err,
             (unsigned long long)(p->bus_bytes_per_s / 1000 % 1000),
             p->sata_gen, (unsigned long long)(link / 1000000));
     }
-    if (p->ata_major < 4 || p->ata_major > 11) {
-        BAD("%s: ata_major must be 4 (ATA/ATAPI-4) to 11 (ACS-4)", p->name);
+    if (p->ata_major < 4 || p->ata_major > 12) {
+        BAD("%s: ata_major must be 4 (ATA/ATAPI-4) to 12 (ACS-5)", p->name);
     }
     if (p->ata_minor > 0xfffe) {
         BAD("%s: ata_minor 0xffff means 'not reported'; use 0x0000",
             p->name);
     }
-    if (p->buffer_sectors < 1 || p->buffer_sectors > 0xfffe) {
-        BAD("%s: buffer_kib must be 0.5 to 32767 (IDENTIFY word 21 counts "
-            "512-byte sectors in 16 bits)", p->name);
+    /* 0: not reported, as word 21 is retired since ATA/ATAPI-6 */
+    if (p->buffer_sectors > 0xfffe) {
+        BAD("%s: buffer_kib must be 0 (not reported) or 0.5 to 32767 "
+            "(IDENTIFY word 21 counts 512-byte sectors in 16 bits)", p->name);
     }
     return 0;
 }
