@@ -790,6 +790,9 @@ static void ncq_cdl_sweep(NcqModel *m, int64_t t)
 {
     int i = 0;
 
+    if (!m->cdl.enabled) {
+        return;                 /* no queue walk on the decision's path */
+    }
     while (i < m->q.n) {
         int idx = m->q.order[i];
         NcqSlot *s = &m->q.slot[idx];
