@@ -279,7 +279,7 @@ CASES = [
      ["key 'ata_minor': expected a hexadecimal code such as 0x001d"]),
     ("model-buffer", model_case([("edit", "buffer_kib",
                                   "buffer_kib = 65536")]),
-     ["buffer_kib must be 0.5 to 32767"]),
+     ["buffer_kib must be 0 (not reported) or 0.5 to 32767"]),
     ("model-time", model_case([("edit", "a_ms", "a_ms = 20000")]),
      ["times must be within 0..10 s"]),
     ("model-timeout", model_case([("edit", "starvation_timeout_ms",
