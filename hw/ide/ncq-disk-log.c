@@ -24,6 +24,18 @@
 #define ID_LOG_SATA_SETTINGS        0x08
 #define ID_LOG_PAGES                (ID_LOG_SATA_SETTINGS + 1)
 
+/* A log's data structure ends with a checksum: all 512 bytes sum to 0. */
+void ncq_disk_log_checksum(uint8_t *buf)
+{
+    uint8_t sum = 0;
+    int i;
+
+    for (i = 0; i < 511; i++) {
+        sum += buf[i];
+    }
+    buf[511] = -sum;
+}
+
 /* Every IDENTIFY DEVICE data log page starts with this qword. */
 static void ncq_disk_id_page_header(uint8_t *buf, uint8_t page)
 {
@@ -35,8 +47,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
                               uint8_t *buf)
 {
     NcqDiskErrorLog *e = &d->errlog;
-    uint8_t sum = 0;
-    int i, n;
+    int n;
 
     memset(buf, 0, 512);
     switch (log) {
@@ -70,10 +81,7 @@ static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
             /* NCQ autosense: sense key, ASC, ASCQ */
             memcpy(buf + 14, e->sense, sizeof(e->sense));
         }
-        for (i = 0; i < 511; i++) {
-            sum += buf[i];
-        }
-        buf[511] = -sum;                                /* checksum */
+        ncq_disk_log_checksum(buf);
         /* Reading the log ends the NCQ error condition. */
         e->valid = false;
         d->ncq_halted = false;

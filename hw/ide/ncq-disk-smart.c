@@ -75,18 +75,6 @@ static int64_t ncq_disk_smart_now(void)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
-/* Data structures end with a checksum byte: all bytes sum to 0. */
-static void ncq_disk_checksum(uint8_t *buf)
-{
-    uint8_t sum = 0;
-    int i;
-
-    for (i = 0; i < 511; i++) {
-        sum += buf[i];
-    }
-    buf[511] = -sum;
-}
-
 static void ncq_disk_put48(uint8_t *p, uint64_t v)
 {
     int i;
@@ -131,7 +119,7 @@ static void ncq_disk_smart_data(NcqDisk *d, uint8_t *buf)
     buf[372] = MIN(DIV_ROUND_UP(shrt, NS_PER_MIN), 0xfe);
     buf[373] = ext_min < 0xff ? ext_min : 0xff;
     stw_le_p(buf + 375, MIN(ext_min, 0xffff));
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 static void ncq_disk_smart_thresholds(NcqDisk *d, uint8_t *buf)
@@ -145,7 +133,7 @@ static void ncq_disk_smart_thresholds(NcqDisk *d, uint8_t *buf)
         buf[2 + 12 * i] = a[i].id;
         buf[3 + 12 * i] = a[i].threshold;
     }
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 /* 28-bit command structure of SMART 01h/02h: 12 bytes */
@@ -208,7 +196,7 @@ static void ncq_disk_error_log(NcqDisk *d, uint16_t page, int slots,
                                  ncq_smart_error_rec(sm, sm->nerr - 1 - k));
         }
     }
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 /* 48-bit register image: low/high byte pairs */
@@ -274,7 +262,7 @@ static void ncq_disk_ext_error_log(NcqDisk *d, uint16_t page, uint8_t *buf)
                                  ncq_smart_error_rec(sm, sm->nerr - 1 - k));
         }
     }
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 /* SMART 06h (21 entries, 24 bytes) and GP 07h (19 entries, 26 bytes) */
@@ -306,7 +294,7 @@ static void ncq_disk_selftest_log(NcqDisk *d, bool ext, uint8_t *buf)
             stl_le_p(p + 5, lba > UINT32_MAX ? UINT32_MAX : lba);
         }
     }
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 /* SMART 09h: the spans a selective self-test reads */
@@ -322,7 +310,7 @@ static void ncq_disk_selective_log(NcqDisk *d, uint8_t *buf)
     }
     stw_le_p(buf + 502, sm->sel_flags);
     stw_le_p(buf + 508, sm->sel_pending_min);
-    ncq_disk_checksum(buf);
+    ncq_disk_log_checksum(buf);
 }
 
 /* One device statistic: supported, valid, the value in bits 47:0 */
@@ -427,7 +415,6 @@ static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
     };
     NcqSmart *sm = ncq_disk_sm(d);
     int off = 4, i;
-    uint8_t sum = 0;
 
     stw_le_p(buf + off, PHY_EVENT_16BIT | 0x001);   /* ICRC failures */
     stw_le_p(buf + off + 2, MIN(sm->crc_errors, UINT16_MAX));
@@ -438,10 +425,7 @@ static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
     for (i = 0; i < ARRAY_SIZE(zero_ids); i++, off += 4) {
         stw_le_p(buf + off, PHY_EVENT_16BIT | zero_ids[i]);
     }
-    for (i = 0; i < 511; i++) {
-        sum += buf[i];
-    }
-    buf[511] = -sum;
+    ncq_disk_log_checksum(buf);
 }
 
 /* SMART 00h: the SMART log directory */

@@ -215,6 +215,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
 
 /* ncq-disk-log.c */
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
+void ncq_disk_log_checksum(uint8_t *buf);
 
 /* ncq-disk-cdl.c: Command Duration Limits (docs/cdl.md) */
 bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp);
