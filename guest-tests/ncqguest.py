@@ -374,6 +374,10 @@ class Guest:
         canon, files = self._canonical_command(), self._key_files()
         entry = ncqsnapshot.Entry(self.snapshot_dir,
                                   ncqsnapshot.key(canon, files))
+        # Used now, before anything else: another run's prune() spares an
+        # entry touched in the last minute, so it cannot delete this one
+        # between the check below and the restore.
+        entry.touch()
         if not entry.ready():
             with entry.lock():
                 if not entry.ready():
