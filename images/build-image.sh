@@ -44,18 +44,21 @@ MODULES=(
     bfq kyber-iosched
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
     qemu_fw_cfg
+    md-mod raid1 raid456 btrfs
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
 # smartctl, the sg3-utils below and blktrace/blkparse are the tools a user
 # runs on a new disk (docs/kernel-testing.md reads blkparse beside the device
-# trace).
+# trace).  mdadm and btrfs put arrays of several ncq-disks together
+# (guest-tests/test_raid*.py).
 PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/hdparm /usr/sbin/mke2fs
     /usr/sbin/e2fsck /usr/sbin/tune2fs /usr/sbin/dumpe2fs
     /usr/sbin/smartctl /usr/sbin/blktrace /usr/bin/blkparse /usr/bin/btt
     /usr/bin/sg_inq /usr/bin/sg_vpd /usr/bin/sg_readcap /usr/bin/sg_sat_identify
     /usr/bin/sg_sat_read_gplog /usr/bin/sg_sat_set_features /usr/bin/sg_logs
-    /usr/bin/sg_raw /usr/bin/sg_decode_sense /usr/bin/sg_turs /usr/bin/sg_requests)
+    /usr/bin/sg_raw /usr/bin/sg_decode_sense /usr/bin/sg_turs /usr/bin/sg_requests
+    /usr/sbin/mdadm /usr/bin/btrfs /usr/sbin/mkfs.btrfs)
 KMOD_LINKS=(modprobe insmod rmmod lsmod depmod modinfo)
 E2FS_LINKS=(mkfs.ext2:mke2fs mkfs.ext3:mke2fs mkfs.ext4:mke2fs
     fsck.ext2:e2fsck fsck.ext3:e2fsck fsck.ext4:e2fsck)
@@ -127,7 +130,7 @@ need depmod kmod
 [ -n "$USER_KERNEL" ] || { need apt-get apt; need apt-cache apt; }
 cpio --help 2>/dev/null | grep -- --reproducible >/dev/null \
     || die "cpio has no --reproducible (need GNU cpio >= 2.12): install Debian package cpio"
-for p in busybox-static kmod fio hdparm smartmontools sg3-utils blktrace; do
+for p in busybox-static kmod fio hdparm smartmontools sg3-utils blktrace mdadm btrfs-progs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null \
         || die "Debian package $p is not installed: run scripts/install-deps.sh (or apt-get install $p)"
 done
@@ -145,8 +148,8 @@ for p in "${PROGRAMS[@]}"; do
     else
         case "$p" in
             */fio | */kmod | */hdparm) die "$p not found: install Debian package $(basename "$p")" ;;
-            */smartctl | */blktrace | */blkparse | */btt | */sg_*)
-                die "$p not found: run scripts/install-deps.sh (Debian packages smartmontools, blktrace, sg3-utils)" ;;
+            */smartctl | */blktrace | */blkparse | */btt | */sg_* | */mdadm | */*btrfs)
+                die "$p not found: run scripts/install-deps.sh (Debian packages smartmontools, blktrace, sg3-utils, mdadm, btrfs-progs)" ;;
             *) log "note: $p not found (e2fsprogs), left out" ;;
         esac
     fi

@@ -20,6 +20,7 @@ APT_PKGS=(
     clang libclang-rt-14-dev
     # Guest image inputs
     busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
+    mdadm btrfs-progs
 )
 
 # trixie's source archive carries the pinned QEMU 10.0.x
