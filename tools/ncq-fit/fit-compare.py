@@ -2,7 +2,7 @@
 """Check a fitted model against the original, offline, in ncq-sim.
 
     tools/ncq-fit/fit-compare.py ORIGINAL FITTED [--out DIR]
-        [--tolerance PCT] [--seed N] [--reads N] [--seconds S]
+        [--tolerance PCT] [--seed N] [--runs N] [--reads N] [--seconds S]
         [--ncq-sim PATH]
 
 Runs the Table V workload and the starvation workload (scenarios 1 and 2
@@ -107,6 +107,13 @@ def plot_cdf(so, sf, names, outdir):
     return sc.save(fig, Path(outdir) / f"{so.workload}-{so.key}-cdf.png")
 
 
+def seeds_text(args):
+    if args.runs == 1:
+        return f"seed {args.seed}"
+    return (f"seeds {args.seed}..{args.seed + args.runs - 1} "
+            f"({args.runs} runs pooled)")
+
+
 def summary_line(cells, tolerance):
     out = [c for c in cells if not c.within]
     line = (f"fit-compare: {len(out)} of {len(cells)} cells outside "
@@ -118,8 +125,8 @@ def markdown(args, results, cells, pngs, commands):
     """compare.md: the models, the commands, each workload's table and
     plots, the verdict."""
     md = ["# Fitted model against the original, in ncq-sim", "",
-          f"Original: `{args.original}`; fitted: `{args.fitted}`; seed "
-          f"{args.seed}; tolerance {args.tolerance:g} % on every cell "
+          f"Original: `{args.original}`; fitted: `{args.fitted}`; "
+          f"{seeds_text(args)}; tolerance {args.tolerance:g} % on every cell "
           "(relative difference fitted - original). Made by:", "",
           "```", "tools/ncq-fit/fit-compare.py " + " ".join(
               sys.argv[1:]), "```", ""]
@@ -129,7 +136,7 @@ def markdown(args, results, cells, pngs, commands):
                "completion on the host (ncq-sim's `latency ms`); "
                "percentiles by nearest rank, as ncq-sim prints them. "
                "Each model ran:", "", "```"]
-        md += [f"ncq-sim <model> --seed {args.seed} {c}"
+        md += [f"ncq-sim <model> --seed <seed> {c}"
                for c in commands[wl]] + ["```", ""]
         md += [sc.md_table(HEADER, [c.row() for c in wcells]), ""]
         md += [f"![{p.stem}]({p.name})" for p in pngs[wl]] + [""]
@@ -152,6 +159,9 @@ def parse_args(argv):
                     help="largest relative difference in %% (default 5)")
     ap.add_argument("--seed", type=int, default=1,
                     help="ncq-sim seed of both models (default 1)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs per workload and model, seeds SEED.."
+                    "SEED+RUNS-1, their response times pooled (default 1)")
     ap.add_argument("--reads", type=int, default=fw.s1_depth.READS,
                     help="Table V: reads per reader (default "
                     f"{fw.s1_depth.READS}, as scenario 1)")
@@ -164,15 +174,16 @@ def parse_args(argv):
                     "build, else PATH)")
     args = ap.parse_args(argv)
     if args.tolerance < 0 or args.reads < 1 or args.seconds <= 0 \
-            or args.seed < 0:
+            or args.seed < 0 or args.runs < 1:
         ap.error("--tolerance must be >= 0, --reads >= 1, --seconds > 0, "
-                 "--seed >= 0")
+                 "--seed >= 0, --runs >= 1")
     return args
 
 
 def run_workloads(args, sim, model):
-    return {"table-v": fw.table_v(model, args.seed, args.reads, sim),
-            "starvation": fw.starvation(model, args.seed, args.seconds, sim)}
+    seeds = range(args.seed, args.seed + args.runs)
+    return {"table-v": fw.table_v(model, seeds, args.reads, sim),
+            "starvation": fw.starvation(model, seeds, args.seconds, sim)}
 
 
 def main(argv):
@@ -187,10 +198,11 @@ def main(argv):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cells, pngs, commands = [], {}, {}
-    names = (Path(args.original).name, Path(args.fitted).name)
+    names = (f"original {Path(args.original).name}",
+             f"fitted {Path(args.fitted).name}")
     for wl, (title, what) in fw.WORKLOADS.items():
         wcells = compare(orig[wl], fit[wl], args.tolerance)
-        print(f"{title}: {what}; seed {args.seed}")
+        print(f"{title}: {what}; {seeds_text(args)}")
         print(text_table(wcells))
         print()
         cells += wcells

@@ -30,51 +30,65 @@ class Series:
     command: str        # the ncq-sim options of its run
 
 
-def _iops(n, recs):
-    """Commands per second of simulated time, as ncq-sim counts it: up to
-    the run's last completion."""
-    end = max((r["complete_ns"] for r in recs), default=0)
-    return n / (end / 1e9) if end else 0.0
+def _end_s(recs):
+    """A run's simulated time, as ncq-sim counts it for its IOPS: up to
+    its last completion."""
+    return max((r["complete_ns"] for r in recs), default=0) / 1e9
 
 
-def table_v(model, seed, reads=s1_depth.READS, sim=None):
+def _pooled(workload, key, label, runs, command):
+    """One Series from the runs [(latencies, simulated seconds)] of
+    several seeds: their latencies together, commands over total time."""
+    lats = [x for lat, _ in runs for x in lat]
+    secs = sum(s for _, s in runs)
+    return Series(workload, key, label, lats,
+                  len(lats) / secs if secs else 0.0, command)
+
+
+def table_v(model, seeds, reads=s1_depth.READS, sim=None):
     """Scenario 1 in ncq-sim: PROCS clients of synchronous 4 KiB random
     reads over the whole disk, READS reads each (--count PROCS x READS;
     ncq-sim's defaults are 4 KiB page-aligned random reads), at each of
-    the scenario's depths, the same seed at every depth."""
+    the scenario's depths; one run per seed of @seeds at every depth,
+    pooled."""
     out = []
     count = s1_depth.PROCS * reads
     for d in s1_depth.DEPTHS:
         args = ["--clients", str(s1_depth.PROCS), "--depth", str(d)]
-        got = ns.closed_loop(model, seed, args, s1_depth.PROCS, count=count,
-                             sim=sim)
-        recs = [r for r, _ in got]
-        out.append(Series("table-v", f"d{d}", f"depth {d}",
-                          [lat for _, lat in got], _iops(len(recs), recs),
-                          " ".join(args + ["--count", str(count)])))
+        runs = []
+        for seed in seeds:
+            got = ns.closed_loop(model, seed, args, s1_depth.PROCS,
+                                 count=count, sim=sim)
+            runs.append(([lat for _, lat in got],
+                         _end_s([r for r, _ in got])))
+        out.append(_pooled("table-v", f"d{d}", f"depth {d}", runs,
+                           " ".join(args + ["--count", str(count)])))
     return out
 
 
-def starvation(model, seed, seconds=s2_starvation.RUNTIME_S, sim=None):
+def starvation(model, seeds, seconds=s2_starvation.RUNTIME_S, sim=None):
     """Scenario 2 in ncq-sim: NEAR_PROCS synchronous 4 KiB random readers
     on the lowest 20 % of the LBAs and one on the highest 20 %, at most
-    QUEUE_DEPTH commands in the drive, for @seconds of simulated time;
-    one series for the near readers, one for the far reader."""
+    QUEUE_DEPTH commands in the drive, for @seconds of simulated time,
+    one run per seed of @seeds, pooled; one series for the near readers,
+    one for the far reader."""
     near = s2_starvation.NEAR_PROCS
     args = ["--group", f"{near}:{NEAR_RANGE}", "--group", f"1:{FAR_RANGE}",
             "--depth", str(s2_starvation.QUEUE_DEPTH)]
-    got = ns.closed_loop(model, seed, args, near + 1,
-                         duration_ns=int(seconds * 1e9), sim=sim)
-    recs = [r for r, _ in got]
     half = ns.model_capacity(model) // 2
-    out = []
-    for key, label, is_far in (("near", f"{near} near readers", False),
-                               ("far", "the far reader", True)):
-        lats = [lat for r, lat in got if (r["lba"] >= half) == is_far]
-        out.append(Series("starvation", key, label, lats,
-                          _iops(len(lats), recs),
-                          " ".join(args + ["--duration", f"{seconds}s"])))
-    return out
+    runs = {"near": [], "far": []}
+    for seed in seeds:
+        got = ns.closed_loop(model, seed, args, near + 1,
+                             duration_ns=int(seconds * 1e9), sim=sim)
+        secs = _end_s([r for r, _ in got])
+        for key, is_far in (("near", False), ("far", True)):
+            runs[key].append(([lat for r, lat in got
+                               if (r["lba"] >= half) == is_far], secs))
+    command = " ".join(args + ["--duration", f"{seconds:g}s"])
+    return [_pooled("starvation", "near", f"{near} near readers",
+                    runs["near"], command),
+            _pooled("starvation", "far", "the far reader", runs["far"],
+                    command)]
 
 
 WORKLOADS = {
