@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from conftest import MODELS, TOOLS
+from fitcmp_fixtures import (  # noqa: F401 (fixtures used by name)
+    MODELS, TOOLS, model_copy, ncq_sim, ncq_sim_dir)
 
 SHORT = ["--reads", "20", "--seconds", "5"]
 CELLS = 7 * 7       # 5 depths + 2 reader groups, 7 metrics each

@@ -135,9 +135,9 @@ def markdown(args, results, cells, pngs, commands):
         md += [f"## {title}", "", what + ". Response time: issue to "
                "completion on the host (ncq-sim's `latency ms`); "
                "percentiles by nearest rank, as ncq-sim prints them. "
-               "Each model ran:", "", "```"]
-        md += [f"ncq-sim <model> --seed <seed> {c}"
-               for c in commands[wl]] + ["```", ""]
+               "Each model ran, for each seed:", ""]
+        md += [f"- `ncq-sim --model-file MODEL --seed SEED {c}`"
+               for c in commands[wl]] + [""]
         md += [sc.md_table(HEADER, [c.row() for c in wcells]), ""]
         md += [f"![{p.stem}]({p.name})" for p in pngs[wl]] + [""]
     md += [summary_line(cells, args.tolerance), ""]

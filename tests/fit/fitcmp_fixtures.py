@@ -1,6 +1,7 @@
-"""Fixtures of the fit-compare and simulate() tests (tools/ncq-fit): the
-standalone build's ncq-sim (tests/repo/conftest.py's ncq_sim_dir, shared,
-not copied), and copies of shipped models with one parameter changed."""
+"""Fixtures of the fit-compare and simulate() tests (tools/ncq-fit),
+imported by name by the test files that use them: the standalone build's
+ncq-sim (tests/repo/conftest.py's ncq_sim_dir, shared, not copied), and
+copies of shipped models with one parameter changed."""
 import importlib.util
 import re
 import sys

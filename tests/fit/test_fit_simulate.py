@@ -6,7 +6,8 @@ import re
 import pytest
 
 import ncqfit_sim as ns
-from conftest import MODELS, model_value
+from fitcmp_fixtures import (  # noqa: F401 (fixtures used by name)
+    MODELS, model_value, model_copy, ncq_sim, ncq_sim_dir)
 
 SECTOR = 512
 
