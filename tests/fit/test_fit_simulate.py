@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-import ncqfit_sim as ns
 from fitcmp_fixtures import (  # noqa: F401 (fixtures used by name)
-    MODELS, model_value, model_copy, ncq_sim, ncq_sim_dir)
+    MODELS, model_value, ncq_sim, ncq_sim_dir)
+import ncqfit_sim as ns  # noqa: E402  (fitcmp_fixtures sets its path)
 
 SECTOR = 512
 

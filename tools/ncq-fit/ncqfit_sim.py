@@ -13,6 +13,7 @@ module writes its input, runs it with --trace and reads the trace with the
 project's one reader (guest-tests/ncqguest.py's read_trace).
 """
 
+import functools
 import os
 import re
 import shutil
@@ -38,13 +39,22 @@ def ncq_sim_path(explicit=None):
     """The ncq-sim binary: @explicit, else $NCQ_SIM, else the repository's
     standalone build ($NCQ_MODEL_BUILD or _build/model; brought up to date
     with ninja, as the repository's tests do, so that it matches the
-    checkout), else `ncq-sim` on PATH (scripts/install.sh puts it there)."""
-    if explicit or os.environ.get("NCQ_SIM"):
-        p = Path(explicit or os.environ["NCQ_SIM"])
+    checkout), else `ncq-sim` on PATH (scripts/install.sh puts it there).
+    Looked up once per process and setting (simulate() may be called
+    many times)."""
+    return _ncq_sim_path(explicit and str(explicit),
+                         os.environ.get("NCQ_SIM"),
+                         os.environ.get("NCQ_MODEL_BUILD"))
+
+
+@functools.lru_cache(maxsize=None)
+def _ncq_sim_path(explicit, env_sim, env_build):
+    if explicit or env_sim:
+        p = Path(explicit or env_sim)
         if not (p.is_file() and os.access(p, os.X_OK)):
             raise SimError(f"{p}: not an executable ncq-sim")
         return p
-    build = Path(os.environ.get("NCQ_MODEL_BUILD", ROOT / "_build" / "model"))
+    build = Path(env_build or ROOT / "_build" / "model")
     if not build.is_absolute():
         build = ROOT / build
     if (build / "build.ninja").exists():
