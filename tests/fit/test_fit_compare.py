@@ -3,6 +3,7 @@ against copies with one parameter changed; its figures against the ones
 ncq-sim prints for the same runs.  Short workloads (--reads, --seconds)
 keep each run to seconds."""
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -115,6 +116,37 @@ def test_bad_model_is_one_line_and_status_2(ncq_sim, tmp_path):
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fit-compare: ncq-sim:")
+
+
+def test_metrics_choose_the_cells_and_compare_json_holds_them(ncq_sim,
+                                                             tmp_path,
+                                                             model_copy):
+    half = model_copy("fujitsu-max3036rc", {"starvation_timeout_ms": 0.5})
+    r, out = fit_compare(ncq_sim, tmp_path, "fujitsu-max3036rc", half,
+                         "--metrics", "IOPS,p50")
+    assert r.returncode == 1, r.stdout + r.stderr
+    cells = json.loads((out / "compare.json").read_text())
+    assert len(cells) == 7 * 2
+    assert {c["metric"] for c in cells} == {"IOPS", "p50"}
+    far = {c["metric"]: c for c in cells if c["series"] == "far"}
+    assert not far["p50"]["within"] and far["p50"]["diff_pct"] < -45
+    assert r.stdout.strip().splitlines()[-1].startswith(
+        f"fit-compare: {sum(not c['within'] for c in cells)} of 14 cells")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metrics", "p50,p95"], "--metrics p95: choose among "),
+    (["--tolerance", "-1"], "--tolerance must be >= 0"),
+    (["--runs", "0"], "--runs >= 1"),
+])
+def test_bad_arguments_are_one_line_and_status_2(ncq_sim, tmp_path, args,
+                                                 message):
+    r, out = fit_compare(ncq_sim, tmp_path, "st3400620as", "st3400620as",
+                         *args)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    assert not out.exists()
 
 
 def _load_fit_compare():

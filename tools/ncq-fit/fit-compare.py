@@ -3,19 +3,20 @@
 
     tools/ncq-fit/fit-compare.py ORIGINAL FITTED [--out DIR]
         [--tolerance PCT] [--seed N] [--runs N] [--reads N] [--seconds S]
-        [--ncq-sim PATH]
+        [--metrics LIST] [--ncq-sim PATH]
 
 Runs the Table V workload and the starvation workload (scenarios 1 and 2
 of docs/scenarios.md, fit_workloads.py) on both models with the same seed
 and prints one table per workload: throughput and response-time
 percentiles of each model, their relative difference, and whether it is
-within the tolerance.  Writes response-time CDF plots and compare.md into
---out.  Exit status 0 when every cell is within, 1 when any is outside
+within the tolerance.  Writes response-time CDF plots, compare.md and
+compare.json (the cells) into --out.  Exit status 0 when every cell is within, 1 when any is outside
 (the last line says how many), 2 for bad input (one line).
 See docs/ncq-fit.md, "Checking a fitted model".
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -71,13 +72,20 @@ class Cell:
                 "within" if self.within else "OUTSIDE"]
 
 
-def compare(orig_series, fit_series, tolerance):
+def compare(orig_series, fit_series, tolerance, metrics=METRICS):
     """The cells of one workload, series by series."""
     cells = []
     for so, sf in zip(orig_series, fit_series):
         fo, ff = figures(so), figures(sf)
-        cells += [Cell(so, m, fo[m], ff[m], tolerance) for m in METRICS]
+        cells += [Cell(so, m, fo[m], ff[m], tolerance) for m in metrics]
     return cells
+
+
+def cells_json(cells):
+    """The cells as JSON-ready dicts (compare.json)."""
+    return [{"workload": c.series.workload, "series": c.series.key,
+             "metric": c.metric, "original": c.orig, "fitted": c.fit,
+             "diff_pct": c.diff, "within": c.within} for c in cells]
 
 
 HEADER = ["series", "metric", "original", "fitted", "diff %", "verdict"]
@@ -144,8 +152,15 @@ def markdown(args, results, cells, pngs, commands):
     return "\n".join(md)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one line naming the problem (see --help), status 2."""
+
+    def error(self, message):
+        self.exit(2, f"fit-compare: {message} (see --help)\n")
+
+
 def parse_args(argv):
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="fit-compare.py",
         description="Check a fitted model against the original in "
         "ncq-sim: the Table V and starvation workloads on both, same seed.")
@@ -169,10 +184,18 @@ def parse_args(argv):
                     default=fw.s2_starvation.RUNTIME_S,
                     help="starvation: simulated seconds (default "
                     f"{fw.s2_starvation.RUNTIME_S}, as scenario 2)")
+    ap.add_argument("--metrics", default=",".join(METRICS),
+                    help="the metrics compared, comma-separated (default "
+                    f"all: {','.join(METRICS)})")
     ap.add_argument("--ncq-sim", dest="ncq_sim",
                     help="the ncq-sim binary (default: the standalone "
                     "build, else PATH)")
     args = ap.parse_args(argv)
+    args.metrics = [m for m in args.metrics.split(",") if m]
+    bad = [m for m in args.metrics if m not in METRICS]
+    if bad or not args.metrics:
+        ap.error(f"--metrics {','.join(bad) or '(none)'}: choose among "
+                 f"{','.join(METRICS)}")
     if args.tolerance < 0 or args.reads < 1 or args.seconds <= 0 \
             or args.seed < 0 or args.runs < 1:
         ap.error("--tolerance must be >= 0, --reads >= 1, --seconds > 0, "
@@ -201,7 +224,7 @@ def main(argv):
     names = (f"original {Path(args.original).name}",
              f"fitted {Path(args.fitted).name}")
     for wl, (title, what) in fw.WORKLOADS.items():
-        wcells = compare(orig[wl], fit[wl], args.tolerance)
+        wcells = compare(orig[wl], fit[wl], args.tolerance, args.metrics)
         print(f"{title}: {what}; {seeds_text(args)}")
         print(text_table(wcells))
         print()
@@ -212,6 +235,8 @@ def main(argv):
                               key=[s.command for s in orig[wl]].index)
     (out / "compare.md").write_text(markdown(args, orig, cells, pngs,
                                              commands))
+    (out / "compare.json").write_text(json.dumps(cells_json(cells),
+                                                 indent=1) + "\n")
     print(summary_line(cells, args.tolerance))
     return 0 if all(c.within for c in cells) else 1
 
