@@ -129,15 +129,29 @@ def summary_line(cells, tolerance):
     return line + (": " + ", ".join(c.name() for c in out) if out else "")
 
 
-def markdown(args, results, cells, pngs, commands):
+def shown(word):
+    """A path inside the repository relative to its top (a report that is
+    committed names no path of the machine it was made on), anything else
+    as given."""
+    p = Path(word)
+    if p.exists():
+        try:
+            return str(p.resolve().relative_to(ns.ROOT))
+        except ValueError:
+            pass
+    return word
+
+
+def markdown(args, argv, cells, pngs, commands):
     """compare.md: the models, the commands, each workload's table and
     plots, the verdict."""
     md = ["# Fitted model against the original, in ncq-sim", "",
-          f"Original: `{args.original}`; fitted: `{args.fitted}`; "
-          f"{seeds_text(args)}; tolerance {args.tolerance:g} % on every cell "
-          "(relative difference fitted - original). Made by:", "",
+          f"Original: `{shown(args.original)}`; fitted: "
+          f"`{shown(args.fitted)}`; {seeds_text(args)}; tolerance "
+          f"{args.tolerance:g} % on every cell (relative difference "
+          "fitted - original). Made by:", "",
           "```", "tools/ncq-fit/fit-compare.py " + " ".join(
-              sys.argv[1:]), "```", ""]
+              shown(w) for w in argv), "```", ""]
     for wl, (title, what) in fw.WORKLOADS.items():
         wcells = [c for c in cells if c.series.workload == wl]
         md += [f"## {title}", "", what + ". Response time: issue to "
@@ -233,7 +247,7 @@ def main(argv):
                     for so, sf in zip(orig[wl], fit[wl])]
         commands[wl] = sorted({s.command for s in orig[wl]},
                               key=[s.command for s in orig[wl]].index)
-    (out / "compare.md").write_text(markdown(args, orig, cells, pngs,
+    (out / "compare.md").write_text(markdown(args, argv, cells, pngs,
                                              commands))
     (out / "compare.json").write_text(json.dumps(cells_json(cells),
                                                  indent=1) + "\n")
