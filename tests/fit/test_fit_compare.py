@@ -17,8 +17,9 @@ SHORT = ["--reads", "20", "--seconds", "5"]
 CELLS = 7 * 7       # 5 depths + 2 reader groups, 7 metrics each
 
 
-def fit_compare(ncq_sim, tmp_path, original, fitted, *extra):
+def fit_compare(ncq_sim, tmp_path, original, fitted, *extra, plots=False):
     out = tmp_path / "out"
+    extra = list(extra) + ([] if plots else ["--no-plots"])
     r = subprocess.run([sys.executable, str(TOOLS / "fit-compare.py"),
                         str(original), str(fitted), "--out", str(out),
                         "--ncq-sim", str(ncq_sim)] + SHORT + list(extra),
@@ -43,7 +44,7 @@ def outside(stdout):
 def test_a_model_against_itself_passes_with_no_difference(ncq_sim,
                                                           tmp_path):
     r, out = fit_compare(ncq_sim, tmp_path, MODELS / "st3400620as.ncqm",
-                         "st3400620as")
+                         "st3400620as", plots=True)
     assert r.returncode == 0, r.stdout + r.stderr
     last = r.stdout.strip().splitlines()[-1]
     assert last == f"fit-compare: 0 of {CELLS} cells outside 5 %"
@@ -57,6 +58,13 @@ def test_a_model_against_itself_passes_with_no_difference(ncq_sim,
     for p in pngs:
         assert (out / p).stat().st_size > 5000, p
     assert last in md
+
+
+def test_no_plots_writes_the_report_without_them(ncq_sim, tmp_path):
+    r, out = fit_compare(ncq_sim, tmp_path, "st3400620as", "st3400620as")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not list(out.glob("*.png"))
+    assert "![" not in (out / "compare.md").read_text()
 
 
 def test_seek_times_20_percent_longer_fail_and_name_the_cells(

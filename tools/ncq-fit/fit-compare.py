@@ -3,15 +3,16 @@
 
     tools/ncq-fit/fit-compare.py ORIGINAL FITTED [--out DIR]
         [--tolerance PCT] [--seed N] [--runs N] [--reads N] [--seconds S]
-        [--metrics LIST] [--ncq-sim PATH]
+        [--metrics LIST] [--no-plots] [--ncq-sim PATH]
 
 Runs the Table V workload and the starvation workload (scenarios 1 and 2
 of docs/scenarios.md, fit_workloads.py) on both models with the same seed
 and prints one table per workload: throughput and response-time
 percentiles of each model, their relative difference, and whether it is
 within the tolerance.  Writes response-time CDF plots, compare.md and
-compare.json (the cells) into --out.  Exit status 0 when every cell is within, 1 when any is outside
-(the last line says how many), 2 for bad input (one line).
+compare.json (the cells) into --out.  Exit status 0 when every cell is
+within, 1 when any is outside (the last line says how many), 2 for bad
+input (one line).
 See docs/ncq-fit.md, "Checking a fitted model".
 """
 
@@ -201,6 +202,8 @@ def parse_args(argv):
     ap.add_argument("--metrics", default=",".join(METRICS),
                     help="the metrics compared, comma-separated (default "
                     f"all: {','.join(METRICS)})")
+    ap.add_argument("--no-plots", action="store_true",
+                    help="no CDF plots (the tables and compare.md only)")
     ap.add_argument("--ncq-sim", dest="ncq_sim",
                     help="the ncq-sim binary (default: the standalone "
                     "build, else PATH)")
@@ -243,8 +246,8 @@ def main(argv):
         print(text_table(wcells))
         print()
         cells += wcells
-        pngs[wl] = [plot_cdf(so, sf, names, out)
-                    for so, sf in zip(orig[wl], fit[wl])]
+        pngs[wl] = [] if args.no_plots else \
+            [plot_cdf(so, sf, names, out) for so, sf in zip(orig[wl], fit[wl])]
         commands[wl] = sorted({s.command for s in orig[wl]},
                               key=[s.command for s in orig[wl]].index)
     (out / "compare.md").write_text(markdown(args, argv, cells, pngs,
