@@ -202,6 +202,10 @@ before=$(find "$corpus" -type f | wc -l)
 log=$CACHE/fuzz/fuzz-$(date +%Y%m%d-%H%M%S).log
 [ -n "$ci" ] && log=$CACHE/fuzz/ci/fuzz.log
 start_mark=$CACHE/fuzz/.start-$$
+# The checkout the build came from, for the summary (taken now: the
+# checkout may move during a long run).
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")
+git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
 touch "$start_mark"
 what="$minutes min"
 [ -n "$runs" ] && what="$runs executions${minutes_given:+ or $minutes min}"
@@ -269,16 +273,15 @@ cov=$(grep -oE "cov: [0-9]+ ft: [0-9]+" <<<"$last" || true)
 used_seed=$(sed -n 's/^INFO: Seed: \([0-9]*\).*/\1/p' "$log" | head -1)
 corp_n=$(find "$corpus" -type f | wc -l)
 corp_b=$(du -sb "$corpus" | cut -f1)
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")
-git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit with uncommitted changes"
 patches=$(ls "$ROOT"/patches/qemu/*.patch | wc -l)
 
 if [ $rc -ne 0 ]; then
     grep -h -m1 -A30 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error" "$log" >&2 || tail -30 "$log" >&2
 fi
+extra=${props#,}; extra=${extra:-none}
 echo "fuzz: ==== summary ===="
 echo "fuzz: build       checkout $commit, patches 0001-$(printf %04d "$patches"), $fuzzer"
-echo "fuzz: campaign    $what, $jobs job(s)${keep_going:+ (fork mode, --keep-going)}, libFuzzer seed ${used_seed:-see log}, extra props ${props#,}"
+echo "fuzz: campaign    $what, $jobs job(s)${keep_going:+ (fork mode, --keep-going)}, libFuzzer seed ${used_seed:-see log}, extra props ${extra}"
 echo "fuzz: time        $secs s"
 echo "fuzz: executions  $execs ($rate/s)"
 echo "fuzz: coverage    ${cov:-none printed} (last status line: ${last:-none})"
