@@ -63,7 +63,7 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 die() { echo "fuzz: $*" >&2; exit 1; }
 
 # The CI campaign (--ci): a fixed seed and number of executions, so every
-# CI run executes the same inputs; 3000 fit in about 2 minutes on the
+# CI run draws the same random sequence; 3000 took 38-70 s on the
 # 2-core machine (docs/fuzzing.md, "In CI").
 CI_RUNS=3000 CI_SEED=1
 # A replayed input that runs longer than this is a time-out (the fixed
