@@ -54,7 +54,9 @@
 # ($NCQ_CACHE/fuzz/ci/artifacts/ for --ci), each named with the command
 # that reproduces it.  A campaign ends with a summary block: build, time,
 # executions and exec/s, coverage, corpus, findings, log; its last line
-# "fuzz: N finding(s), N executions in N s".
+# "fuzz: N finding(s), N executions in N s".  A single process stuck in one
+# input is sent SIGABRT (libFuzzer then saves the input) 15 min after the
+# time asked, or after NCQ_FUZZ_GUARD_S seconds (default 1200) with --runs.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
