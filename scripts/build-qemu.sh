@@ -4,9 +4,11 @@
 #   scripts/build-qemu.sh [--prefix DIR] [--asan | --fuzz] [--tarball PATH]
 #                         [--accept-newer] [--install]
 #
-# --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests.
+# --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests by hand.
 # --fuzz: clang + libFuzzer + ASan/UBSan flavour; builds qemu-fuzz-x86_64
-#         (scripts/fuzz.sh runs it).  Each flavour has its own build dir.
+#         (scripts/fuzz.sh runs it) and, from the same objects,
+#         qemu-system-x86_64 and qemu-img, which scripts/test.sh's
+#         sanitizer qtests use.  Each flavour has its own build dir.
 #
 # The pristine source (scripts/fetch-qemu.sh) stays untouched: a copied
 # work tree is made from it, the project's files are symlinked in (so edits
@@ -123,7 +125,10 @@ if [ $fuzz = 1 ]; then
            --enable-ubsan --disable-werror)
 fi
 targets=(qemu-system-x86_64 qemu-img)
-[ $fuzz = 1 ] && targets=(qemu-fuzz-x86_64)
+# The fuzz flavour's objects serve a sanitizer qemu-system-x86_64 as well
+# (QEMU links non-fuzzer binaries with -fsanitize=fuzzer-no-link): one
+# clang build for the ASan/UBSan qtests and the fuzzer, in scripts/test.sh.
+[ $fuzz = 1 ] && targets+=(qemu-fuzz-x86_64)
 conf_sum=$(printf '%s\n' "${conf[@]}" | sha256sum | cut -c1-16)
 if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
     log "configuring $build"

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The whole test suite: model unit tests, style, QEMU qtests (also under
-# ASan/UBSan), repository checks, validation sheets, guest tests (the
-# scenarios among them compared with the committed report,
-# docs/report/sN.json).
+# ASan/UBSan), the fuzzer (fixed findings replayed, a short campaign),
+# repository checks, validation sheets, guest tests (the scenarios among
+# them compared with the committed report, docs/report/sN.json).
 #
 #   scripts/test.sh [pytest args...]
 #
@@ -46,6 +46,36 @@ tally() {   # tally PASSED FAILED SKIPPED
     passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
 }
 
+# fuzz_steps: the fuzzer's part of the suite, each tallied: every input of
+# tests/fuzz/fixed/ run alone (one check each), every seed reaching the
+# device (one check each), the CI campaign (one check).
+fuzz_steps() {
+    local out=$ROOT/_build/fuzz-replay.out q
+    step "fuzz: inputs of fixed findings replayed (NCQ_TEST_FUZZ=0 skips the fuzz steps)"
+    "$HERE/fuzz.sh" --replay tests/fuzz/fixed 2>&1 | tee "$out" >&2
+    q=$(tail -1 "$out")
+    if [[ $q =~ fuzz-replay:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
+    else
+        tally 0 1 0
+    fi
+    out=$ROOT/_build/fuzz-seeds.out
+    step "fuzz: each seed reaches the device (scripts/fuzz.sh --check-seeds)"
+    "$HERE/fuzz.sh" --check-seeds 2>&1 | tee "$out" >&2
+    local ok bad
+    ok=$(grep -cE "^seed [^ ]+: ok," "$out")
+    bad=$(grep -cE "^seed [^ ]+: FAILED," "$out")
+    [ $((ok + bad)) -gt 0 ] || bad=1
+    tally "$ok" "$bad" 0
+    out=$ROOT/_build/fuzz-ci.out
+    step "fuzz: short campaign from the seeds (scripts/fuzz.sh --ci)"
+    if "$HERE/fuzz.sh" --ci 2>&1 | tee "$out" >&2; then
+        tally 1 0 0
+    else
+        tally 0 1 0
+    fi
+}
+
 step "model unit tests (meson test)"
 BUILD_MODEL=$ROOT/_build/model
 if [ ! -f "$BUILD_MODEL/build.ninja" ]; then
@@ -78,12 +108,15 @@ else
 fi
 
 # The device's qtests, and ahci-test with ncq-disk in ide-hd's place, under
-# AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal.  A
-# cold --asan build took 5 min on the 2-core machine and the three suites
-# 80 s (docs/build.md), so CI runs it; NCQ_TEST_ASAN=0 skips it.
+# AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal; then
+# the fuzzer: the inputs of fixed findings replayed, the seeds checked, and
+# a short campaign of a fixed length and seed (docs/fuzzing.md, "In CI").
+# One clang build serves both, the fuzz flavour: its qemu-system-x86_64
+# runs the qtests, its qemu-fuzz-x86_64 the fuzzer (docs/build.md).
+# NCQ_TEST_ASAN=0 skips all of it; NCQ_TEST_FUZZ=0 only the fuzz steps.
 if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
     step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
-    asan_build=$("$HERE/build-qemu.sh" --asan | tail -1) || die "ASan build failed"
+    asan_build=$("$HERE/build-qemu.sh" --fuzz | tail -1) || die "ASan/UBSan (fuzz flavour) build failed"
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
         "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test@ncq-off \
@@ -93,6 +126,9 @@ if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
         tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
     else
         tally 0 1 0
+    fi
+    if [ "${NCQ_TEST_FUZZ:-1}" != 0 ]; then
+        fuzz_steps
     fi
 fi
 

@@ -22,7 +22,8 @@ QEMU_PATHS = {
     "hw/ide/ahci.c", "hw/ide/trace-events", "system/dma-helpers.c",
     "include/hw/ide/internal.h", "include/hw/ide/ide-dev.h",
     "tests/qtest/libqos", "hw/ide/ide-dev.c", "hw/ide/atapi.c",
-    "scripts/oss-fuzz/output_reproducer.py",
+    "scripts/oss-fuzz/output_reproducer.py", "include/qemu/rcu.h",
+    "include/qemu",
 }
 
 
