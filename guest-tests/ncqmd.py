@@ -15,6 +15,9 @@ A workload starts with ncqmd.GUEST_SH and calls the functions:
 
     md_setup                           modules, /run/mdadm, resync speed
     disk SERIAL                        /dev/sdX of the drive with that serial
+    md_drives PREFIX N                 $D0..: drives PREFIX0.., printed
+    host_step                          pause until the host's next step
+                                       (at_pauses: add a fault, ...)
     md_create MD LEVEL N DEV...        array /dev/MD of N members, the
                                        devices after the N-th are spares
                                        ($MD_CREATE_OPTS: more options)
@@ -58,6 +61,26 @@ disk() {
     done
     echo "disk: no drive with serial $1" >&2
     return 1
+}
+
+# md_drives PREFIX N: D0..D<N-1> = the drives with serials PREFIX0..;
+# prints "drive SERIAL /dev/sdX" for each (ncqmd.drive_map)
+md_drives() {
+    _k=0
+    while [ $_k -lt "$2" ]; do
+        _d=$(disk "$1$_k") || return 1
+        eval "D$_k=$_d"
+        echo "drive $1$_k $_d"
+        _k=$((_k + 1))
+    done
+}
+
+# host_step: stop the VM here, at this very instruction, until the host has
+# done its next step (ncqmd.at_pauses; needs ncqmd.PAUSE_ARGS): the
+# pvpanic device pauses the machine, so guest time stands still meanwhile
+host_step() {
+    printf '\001' | dd of=/dev/port bs=1 seek=1285 count=1 2>/dev/null \
+        || echo "host-step status 1"
 }
 
 # md_create MD LEVEL N DEV...: members are the first N devices, spares
@@ -151,6 +174,49 @@ md_reassemble() {
 }
 # --- end of ncqmd.GUEST_SH ---
 """
+
+
+# QEMU arguments for host_step: a pvpanic device whose "panic" pauses
+PAUSE_ARGS = ["-device", "pvpanic", "-action", "panic=pause"]
+
+
+def at_pauses(steps):
+    """qmp_actions for Guest.run: at the guest's k-th host_step, await
+    steps[k](qmp), then let the guest go on.  Returns the steps' results.
+    The guest stands still during a step (its VM is paused), so a fault
+    added there meets the same commands on every run."""
+    import asyncio
+
+    async def actions(qmp):
+        out = []
+        for step in steps:
+            while (await qmp.execute("query-status"))["status"] != \
+                    "guest-panicked":
+                await asyncio.sleep(0.02)
+            out.append(await step(qmp))
+            await qmp.execute("cont")
+        return out
+    return actions
+
+
+def fault_add(dev_id, rules):
+    """A step for at_pauses: add fault rules to drive dev_id."""
+    async def step(qmp):
+        return await qmp.execute("ncq-disk-fault-add",
+                                 {"id": dev_id, "rules": rules})
+    return step
+
+
+def fault_clear(dev_id):
+    """A step for at_pauses: remove every fault rule of drive dev_id."""
+    async def step(qmp):
+        return await qmp.execute("ncq-disk-fault-clear", {"id": dev_id})
+    return step
+
+
+def drive_map(output):
+    """{serial: "/dev/sdX"} from the lines md_drives printed."""
+    return dict(re.findall(r"^drive (\S+) (/dev/sd\w+)$", output, re.M))
 
 
 def step_status(output):
