@@ -54,7 +54,8 @@ md_setup() {
 disk() {
     for d in /sys/block/sd*; do
         [ -e "$d/device/vpd_pg80" ] || continue
-        if tr -d '\000-\037' <"$d/device/vpd_pg80" | grep -qx "$1"; then
+        # VPD page 80h: a 4-byte header, then the serial padded with spaces
+        if [ "$(tail -c +5 "$d/device/vpd_pg80" | tr -d ' \000')" = "$1" ]; then
             echo "/dev/${d##*/}"
             return 0
         fi
@@ -187,14 +188,21 @@ def at_pauses(steps):
     added there meets the same commands on every run."""
     import asyncio
 
+    from qemu.qmp import QMPError
+
     async def actions(qmp):
         out = []
-        for step in steps:
-            while (await qmp.execute("query-status"))["status"] != \
-                    "guest-panicked":
-                await asyncio.sleep(0.02)
-            out.append(await step(qmp))
-            await qmp.execute("cont")
+        try:
+            for step in steps:
+                while (await qmp.execute("query-status"))["status"] != \
+                        "guest-panicked":
+                    await asyncio.sleep(0.02)
+                out.append(await step(qmp))
+                await qmp.execute("cont")
+        except QMPError:
+            # QEMU ended before the guest reached every pause (its
+            # workload failed): the caller sees that in the result
+            pass
         return out
     return actions
 

@@ -70,7 +70,7 @@ job=/tmp/all.fio
 printf '[global]\ndirect=1\nioengine=libaio\nbs=4k\niodepth=32\n' >$job
 printf 'rw=randread\nrandrepeat=1\noffset=%sm\nsize=%sm\n' {off} {size} >>$job
 for d in /sys/block/sd*; do
-    s=$(tr -d '\000-\037' <$d/device/vpd_pg80)
+    s=$(tail -c +5 $d/device/vpd_pg80 | tr -d ' \000')
     n=${{s#{serial}}}
     echo none >$d/queue/scheduler
     echo "drive $s /dev/${{d##*/}}"
@@ -80,7 +80,7 @@ done
 fio --output-format=json --output=$RESULTS/fio.json $job
 echo "fio status $?"
 for d in /sys/block/sd*; do
-    s=$(tr -d '\000-\037' <$d/device/vpd_pg80)
+    s=$(tail -c +5 $d/device/vpd_pg80 | tr -d ' \000')
     k=0
     while [ $k -lt {count} ]; do
         dd if=/dev/${{d##*/}} of=/dev/null bs=4k skip=$(({bad} + k)) count=1 \
