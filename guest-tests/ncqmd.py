@@ -65,13 +65,15 @@ disk() {
 }
 
 # md_drives PREFIX N: D0..D<N-1> = the drives with serials PREFIX0..;
-# prints "drive SERIAL /dev/sdX" for each (ncqmd.drive_map)
+# prints "drive SERIAL /dev/sdX ataN" for each (ncqmd.drive_map)
 md_drives() {
     _k=0
     while [ $_k -lt "$2" ]; do
         _d=$(disk "$1$_k") || return 1
         eval "D$_k=$_d"
-        echo "drive $1$_k $_d"
+        # and its libata port (ataN), the name libata's messages use
+        echo "drive $1$_k $_d $(readlink -f "/sys/block/${_d#/dev/}" |
+            grep -o 'ata[0-9]*' | head -1)"
         _k=$((_k + 1))
     done
 }
@@ -224,7 +226,14 @@ def fault_clear(dev_id):
 
 def drive_map(output):
     """{serial: "/dev/sdX"} from the lines md_drives printed."""
-    return dict(re.findall(r"^drive (\S+) (/dev/sd\w+)$", output, re.M))
+    return dict(re.findall(r"^drive (\S+) (/dev/sd\w+)(?: ata\d+)?$",
+                           output, re.M))
+
+
+def port_map(output):
+    """{serial: "ataN"} (libata's port) from the lines md_drives printed."""
+    return dict(re.findall(r"^drive (\S+) /dev/sd\w+ (ata\d+)$", output,
+                           re.M))
 
 
 def step_status(output):
