@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What each added ncq-disk costs in wall clock (not a test: pytest
-collects test_*.py only).  Prints a table; docs/raid.md#many-drives
+collects test_*.py only).  Prints a table; docs/raid.md (bench_many_drives.py)
 records a run.
 
 For N in 1, 2, 4, 8, 12 (--drives): one guest with N ncq-disks
