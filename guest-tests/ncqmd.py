@@ -55,7 +55,8 @@ disk() {
     for d in /sys/block/sd*; do
         [ -e "$d/device/vpd_pg80" ] || continue
         # VPD page 80h: a 4-byte header, then the serial padded with spaces
-        if [ "$(tail -c +5 "$d/device/vpd_pg80" | tr -d ' \000')" = "$1" ]; then
+        _s=$(tail -c +5 "$d/device/vpd_pg80" | tr -d ' \000')
+        if [ "$_s" = "$1" ]; then
             echo "/dev/${d##*/}"
             return 0
         fi

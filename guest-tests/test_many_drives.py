@@ -1,4 +1,5 @@
-"""Twelve ncq-disks in one guest, all busy at once (docs/raid.md#many-drives-in-one-guest).
+"""Twelve ncq-disks in one guest, all busy at once
+(docs/raid.md#many-drives-in-one-guest).
 
 One guest carries twelve drives: its own disk on q35's first AHCI port and
 eleven more on the other five ports and on two added ich9-ahci

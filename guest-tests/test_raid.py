@@ -107,8 +107,8 @@ def run(tmp_path_factory):
         disk_size=MEMBER, serial_prefix=SERIAL)
     guest = Guest(work / "guest", extra_args=extra + ncqmd.PAUSE_ARGS,
                   snapshot=False, timeout_s=900)
-    script = ncqmd.GUEST_SH + SCRIPT.format(serial=SERIAL, files=FILES, kib=FILE_KIB,
-                           raw=RAW_MIB)
+    script = ncqmd.GUEST_SH + SCRIPT.format(
+        serial=SERIAL, files=FILES, kib=FILE_KIB, raw=RAW_MIB)
     res = guest.run(Workload(script=script), qmp_actions=ncqmd.at_pauses(
         [ncqmd.fault_add("extra1", UNC_RULES)]))
     assert res.status == 0, guest.tail()

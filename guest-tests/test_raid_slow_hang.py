@@ -100,8 +100,9 @@ def run(tmp_path_factory):
         disk_size=f"{MEMBER_MIB}M", serial_prefix=SERIAL)
     guest = Guest(work / "guest", extra_args=extra + ncqmd.PAUSE_ARGS,
                   snapshot=False, timeout_s=900)
-    script = ncqmd.GUEST_SH + SCRIPT.format(serial=SERIAL, ios=FIO_IOS, files=FILES,
-                           kib=FILE_KIB, timeout=SCSI_TIMEOUT_S)
+    script = ncqmd.GUEST_SH + SCRIPT.format(
+        serial=SERIAL, ios=FIO_IOS, files=FILES, kib=FILE_KIB,
+        timeout=SCSI_TIMEOUT_S)
     res = guest.run(Workload(script=script), qmp_actions=ncqmd.at_pauses([
         ncqmd.fault_add("extra2", f"slow@0+{ALL}:delay={SLOW_MS}ms"),
         ncqmd.fault_clear("extra2"),
@@ -194,9 +195,13 @@ def test_hung_member_failed_and_rebuilt_onto_spare(run):
     assert "faulty" in by_dev[f"/dev/{failed_dev}"]["state"]
     up = {k: float(v) for k, v in re.findall(
         r"^(hang-start|hang-end|rebuilt) ([\d.]+)$", res.output, re.M)}
-    print(f"\nhung member: writes blocked {up['hang-end'] - up['hang-start']:.1f}"
-          f" s of guest time (SCSI timeout {SCSI_TIMEOUT_S} s), rebuild "
-          f"{up['rebuilt'] - up['hang-end']:.1f} s")
+    blocked = up["hang-end"] - up["hang-start"]
+    failed_at = float(re.search(r"^\[ *([\d.]+)\] md/raid:md0: Disk "
+                                r"failure", d, re.M).group(1))
+    print(f"\nhung member (SCSI timeout {SCSI_TIMEOUT_S} s): md failed it "
+          f"{failed_at - up['hang-start']:.1f} s of guest time after the "
+          f"hang began; writes blocked {blocked:.1f} s; "
+          f"{len(re.findall('hard resetting link', d))} link resets")
 
 
 def test_data_verified_after_rebuild(run):
