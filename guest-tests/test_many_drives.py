@@ -168,8 +168,7 @@ def test_each_drive_fails_its_own_sector(runs):
     assert sorted((int(i), int(b)) for i, b in failed) == \
         [(i, BAD_BLOCK + i) for i in range(len(DRIVES))]
     # the SCSI layer's error count of every drive goes up for its failed
-    # read (by 1 on 6.1; by 1 or 2 on 6.12, whose error handler may count
-    # the command again)
+    # read (by 1 on 6.1; by 1 or 2 on 6.12, measured)
     def ioerr(tag):
         return {int(i): int(n, 16) for i, n in re.findall(
             rf"^{tag} {SERIAL}(\d+) (\S+)$", res.output, re.M)}
