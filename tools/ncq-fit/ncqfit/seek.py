@@ -1,0 +1,99 @@
+"""The seek profile from thresholds of read pairs (probe-seek.c).
+
+For a pair (A, B) and a wait w after A's completion, B completes at a
+fixed phase (its sector passing the head), so R mod rev is the same for
+every sample and x = R - w is the time from B's issue to its completion,
+give or take whole revolutions.  A sample "made it" when no revolution
+was lost: x equals the slack s = (phase - w), taken in the bracket the
+probe swept.  P(made it | s) rises from 0 at the threshold S (host,
+overhead, seek, transfer) to 1 at S + J (J: the settle jitter); on the
+probe's even grid of slacks over the bracket [lo, hi] the midpoint is
+
+    S + J/2 = hi - (hi - lo) * (fraction made)
+
+and the width J is four times the grid the samples that went the other
+way than their side of the midpoint cover.  The seek of a distance is its midpoint less
+the one of distance 0 (B = A: no seek, no jitter)."""
+
+import statistics
+from collections import defaultdict
+
+
+def _mod(x, m):
+    return x % m
+
+
+def _bracket(coarse, rev):
+    """The probe's bracket (probe-seek.c seek_distance), from the coarse
+    sweep."""
+    xs = [s["r_ns"] - s["w_ns"] for s in coarse]
+    xmin, xmax = min(xs), max(xs)
+    margin = rev // 16
+    lo = min(xmax - rev, xmin) - margin
+    hi = max(xmax - rev, xmin) + margin
+    return lo, min(hi, lo + rev)
+
+
+def threshold(samples, rev, bracket=None):
+    """{'mid_ns', 'width_ns', 'n', 'ramp'} for one pair, or None.
+    @bracket: the probe's seek_bracket record (its lo, hi), if any."""
+    coarse = [s for s in samples if s["stage"] == "coarse"]
+    fine = [s for s in samples if s["stage"] == "fine"]
+    if len(coarse) < 4 or len(fine) < 4:
+        return None
+    # B's phase relative to A's completion: the circular median of R mod
+    # rev (every sample has the same, within the host's timer noise)
+    ref = coarse[0]["r_ns"]
+    phase = _mod(ref, rev) + statistics.median(
+        ((s["r_ns"] - ref + rev / 2) % rev) - rev / 2 for s in samples)
+    if bracket:
+        lo, hi = bracket["lo_ns"], bracket["hi_ns"]
+    else:
+        lo, hi = _bracket(coarse, rev)
+    made = []
+    for s in fine:
+        slack = lo + _mod(phase - s["w_ns"] - lo, rev)
+        x = s["r_ns"] - s["w_ns"]
+        made.append((slack, abs(x - slack) < rev / 2))
+    frac = sum(m for _, m in made) / len(made)
+    mid = hi - (hi - lo) * frac
+    # the ramp's width: on either side of the midpoint the samples that
+    # went the other way cover J/4 of the grid each way together
+    # (P rises linearly over [S, S + J]: twice the integral of x/J over
+    # [0, J/2])
+    other = sum(1 for s, m in made if (m and s < mid) or (not m and s > mid))
+    width = 4 * (hi - lo) / len(made) * other
+    n_ramp = other
+    return dict(mid_ns=mid, width_ns=width, n=len(made), n_ramp=n_ramp,
+                frac=frac, lo=lo, hi=hi)
+
+
+def profile(records, rev, brackets=()):
+    """[(a, b, threshold dict)] for every pair, distance 0 first."""
+    pairs = defaultdict(list)
+    for r in records:
+        pairs[(r["a"], r["b"])].append(r)
+    br = {(b["a"], b["b"]): b for b in brackets}
+    out = []
+    for (a, b), ss in pairs.items():
+        th = threshold(ss, rev, br.get((a, b)))
+        if th:
+            out.append((a, b, th))
+    out.sort(key=lambda p: abs(p[1] - p[0]))
+    return out
+
+
+def fit_seek(records, rev, brackets=()):
+    """{'base_ns', 'jitter_ns', 'points': [(a, b, effective_ns)]} or
+    None when there is no distance 0 or no other distance."""
+    prof = profile(records, rev, brackets)
+    base = [th for a, b, th in prof if a == b]
+    rest = [(a, b, th) for a, b, th in prof if a != b]
+    if not base or not rest:
+        return None
+    base_ns = base[0]["mid_ns"]
+    widths = [th["width_ns"] for _, _, th in rest if th["n_ramp"] >= 3]
+    jitter = statistics.median(widths) if widths else 0.0
+    pts = [(a, b, th["mid_ns"] - base_ns) for a, b, th in rest]
+    return dict(base_ns=base_ns, jitter_ns=jitter, points=pts,
+                profile=prof)
