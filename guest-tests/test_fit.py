@@ -61,8 +61,12 @@ echo "probe-rc $?"
 def _run(model, minutes, tmp):
     orig = layout.load(MODELS / f"{model}.ncqm")
     trace = tmp / "trace.csv"
+    # the device's write cache is a block property (default on); give it
+    # the model file's state, which the fit must read back from IDENTIFY
+    wc = _key((MODELS / f"{model}.ncqm").read_text(), "write_cache")
     g = Guest(tmp / "guest", device=f"ncq-disk,model={model},"
-              f"trace={trace}", disk_size=str(orig.capacity * 512),
+              f"trace={trace},write-cache={wc}",
+              disk_size=str(orig.capacity * 512),
               timeout_s=3600 if minutes > 5 else 900)
     res = g.run(Workload(script=SCRIPT.format(minutes=minutes)))
     assert "probe-rc 0" in res.output, res.output + g.tail()

@@ -49,10 +49,25 @@ def seek_records(threshold_ns, jitter_ns, a, b, rev=REV, fine=200,
     margin = rev / 16
     lo = min(max(xs) - rev, min(xs)) - margin
     hi = min(max(max(xs) - rev, min(xs)) + margin, lo + rev)
-    recs.append({"type": "seek_bracket", "a": a, "b": b, "lo_ns": int(lo),
-                 "hi_ns": int(hi), "phase_ns": int(phase), "rev_ns": int(rev)})
-    for j in range(fine):
-        k = (j * 37) % fine
-        slack = lo + (hi - lo) * (2 * k + 1) / (2 * fine)
-        recs.append(sample((phase - slack) % rev, "fine"))
-    return recs
+    out = list(recs)
+
+    def sweep(lo, hi, n, rnd_):
+        low = high = False
+        for j in range(n):
+            k = (j * 37) % n
+            slack = lo + (hi - lo) * (2 * k + 1) / (2 * n)
+            s = sample((phase - slack) % rev, "fine")
+            made = abs(s["r_ns"] - s["w_ns"] - slack) < rev / 2
+            low |= made and slack < lo + (hi - lo) / 10
+            high |= (not made) and slack > hi - (hi - lo) / 10
+            out.append(s)
+        out.append({"type": "seek_bracket", "a": a, "b": b, "round": rnd_,
+                    "lo_ns": int(lo), "hi_ns": int(hi),
+                    "phase_ns": int(phase), "rev_ns": int(rev)})
+        return low, high
+    low, high = sweep(lo, hi, fine // 2, 1)
+    w = hi - lo
+    lo, hi = lo - (w / 2 if low else 0), hi + (w / 2 if high else 0)
+    hi = min(hi, lo + rev)
+    sweep(lo, hi, fine - fine // 2, 2)
+    return out

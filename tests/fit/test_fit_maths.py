@@ -48,7 +48,7 @@ def test_seek_threshold_midpoint(jitter_ms):
     base = 300_000
     jit = jitter_ms * 1e6
     errs, widths = [], []
-    for seed in range(8):
+    for seed in range(30):
         recs = synth.seek_records(base, 0, 0, 0, seed=seed) + \
             synth.seek_records(base + 1e6 - jit / 2, jit, 0, 8000, seed=seed)
         sk = seek.fit_seek([r for r in recs if r["type"] == "seek"],

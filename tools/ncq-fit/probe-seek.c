@@ -92,15 +92,102 @@ static int64_t mod_rev(int64_t x, int64_t rev)
     return x < 0 ? x + rev : x;
 }
 
+static void seek_bracket(Probe *p, uint64_t a, uint64_t b, int64_t lo,
+                         int64_t hi, int64_t phase, int round)
+{
+    fprintf(p->out, "{\"type\":\"seek_bracket\",\"a\":%llu,\"b\":%llu,"
+            "\"round\":%d,\"lo_ns\":%lld,\"hi_ns\":%lld,\"phase_ns\":%lld,"
+            "\"rev_ns\":%lld}\n", (unsigned long long)a,
+            (unsigned long long)b, round, (long long)lo, (long long)hi,
+            (long long)phase, (long long)p->rev_ns);
+}
+
+/*
+ * @n slacks evenly over [lo, hi]; returns in @edge_made whether one in the
+ * lowest tenth made it, in @edge_missed whether one in the highest tenth
+ * did not (the ramp then reaches past the bracket).
+ */
+typedef struct SeekFine {
+    int n;
+    int64_t slack[SEEK_FINE_MAX];
+    bool made[SEEK_FINE_MAX];
+} SeekFine;
+
+static int seek_sweep(Probe *p, uint64_t a, uint64_t b, int64_t lo,
+                      int64_t hi, int64_t phase, int n, bool *edge_made,
+                      bool *edge_missed, SeekFine *sf)
+{
+    int64_t rev = p->rev_ns;
+
+    *edge_made = *edge_missed = false;
+    for (int j = 0; j < n; j++) {
+        /* an order that spreads over the bracket early (drift shows) */
+        int k = (int)((j * 37LL) % n);
+        int64_t slack = lo + (hi - lo) * (2 * k + 1) / (2 * n);
+        int64_t w = mod_rev(phase - slack, rev);
+        int64_t r = seek_sample(p, a, b, w, "fine");
+        bool made;
+
+        if (r < 0) {
+            return -1;
+        }
+        made = llabs(r - w - slack) < rev / 2;
+        if (sf->n < SEEK_FINE_MAX) {
+            sf->slack[sf->n] = slack;
+            sf->made[sf->n++] = made;
+        }
+        *edge_made |= made && slack < lo + (hi - lo) / 10;
+        *edge_missed |= !made && slack > hi - (hi - lo) / 10;
+    }
+    return 0;
+}
+
 /*
  * One distance: the coarse sweep brackets the threshold x = R - w (the
  * time from B's issue to its completion when no revolution is lost) in
- * [max(x) - rev, min(x)]; the fine sweep puts @fine slacks across it.
+ * [max(x) - rev, min(x)]; half the fine samples go across that bracket,
+ * and the other half across it widened by half its width on each side
+ * the ramp reached (with a large settle jitter the coarse sweep's extremes
+ * lie well inside the ramp).
  */
-static int seek_distance(Probe *p, uint64_t a, uint64_t b, int fine)
+static int cmp_fine(const void *x, const void *y)
 {
+    const int64_t *a = x, *b = y;
+
+    return *a < *b ? -1 : *a > *b;
+}
+
+/*
+ * The threshold's midpoint: hi less the slacks that made it, each
+ * standing for the slacks nearer to it than to its neighbours (ncqfit's
+ * seek.threshold() computes the same from the samples).
+ */
+static int64_t seek_midpoint(SeekFine *sf, int64_t lo, int64_t hi)
+{
+    int64_t pairs[SEEK_FINE_MAX][2], sum = 0;
+
+    for (int i = 0; i < sf->n; i++) {
+        pairs[i][0] = sf->slack[i];
+        pairs[i][1] = sf->made[i];
+    }
+    qsort(pairs, sf->n, sizeof(pairs[0]), cmp_fine);
+    for (int i = 0; i < sf->n; i++) {
+        int64_t l = i ? (pairs[i - 1][0] + pairs[i][0]) / 2 : lo;
+        int64_t r = i + 1 < sf->n ? (pairs[i][0] + pairs[i + 1][0]) / 2 : hi;
+
+        sum += pairs[i][1] ? r - l : 0;
+    }
+    return hi - sum;
+}
+
+static int seek_distance(Probe *p, uint64_t a, uint64_t b, int fine,
+                         int64_t *mid)
+{
+    SeekFine sf = { 0 };
+
     int64_t rev = p->rev_ns, xmin = INT64_MAX, xmax = INT64_MIN, r = 0;
-    int64_t lo, hi, phase, margin = rev / SEEK_COARSE;
+    int64_t lo, hi, phase, margin = rev / SEEK_COARSE, width;
+    bool low, high;
 
     for (int i = 0; i < SEEK_COARSE; i++) {
         int64_t w = rev * i / SEEK_COARSE;
@@ -118,19 +205,50 @@ static int seek_distance(Probe *p, uint64_t a, uint64_t b, int fine)
     if (hi - lo > rev) {
         hi = lo + rev;
     }
-    fprintf(p->out, "{\"type\":\"seek_bracket\",\"a\":%llu,\"b\":%llu,"
-            "\"lo_ns\":%lld,\"hi_ns\":%lld,\"phase_ns\":%lld,"
-            "\"rev_ns\":%lld}\n", (unsigned long long)a,
-            (unsigned long long)b, (long long)lo, (long long)hi,
-            (long long)phase, (long long)rev);
-    for (int j = 0; j < fine; j++) {
-        /* an order that spreads over the bracket early (drift shows) */
-        int k = (int)((j * 37LL) % fine);
-        int64_t slack = lo + (hi - lo) * (2 * k + 1) / (2 * fine);
-        int64_t w = mod_rev(phase - slack, rev);
+    seek_bracket(p, a, b, lo, hi, phase, 1);
+    if (seek_sweep(p, a, b, lo, hi, phase, fine / 2, &low, &high, &sf) < 0) {
+        return -1;
+    }
+    width = hi - lo;
+    lo -= low ? width / 2 : 0;
+    hi += high ? width / 2 : 0;
+    if (hi - lo > rev) {
+        hi = lo + rev;
+    }
+    seek_bracket(p, a, b, lo, hi, phase, 2);
+    if (seek_sweep(p, a, b, lo, hi, phase, fine - fine / 2, &low, &high,
+                   &sf) < 0) {
+        return -1;
+    }
+    *mid = seek_midpoint(&sf, lo, hi);
+    return 0;
+}
 
-        if (seek_sample(p, a, b, w, "fine") < 0) {
+/*
+ * Where A goes.  After A the drive reads ahead; a read-ahead that has
+ * crossed into the next track when B arrives puts the head there, and a
+ * head switch back would count as seek.  Of BASE_TRIES places a quarter
+ * of a track apart, the one whose distance-0 threshold is lowest has its
+ * read-ahead still on A's track (the read-ahead stays shorter than a track
+ * after at least one of them); every pair starts there.
+ */
+#define BASE_TRIES 4
+
+static int seek_base(Probe *p, uint64_t first, int fine, uint64_t *base)
+{
+    int64_t best = INT64_MAX;
+    double spt = p->outer_spt > 16 ? p->outer_spt : 1000;
+
+    for (int i = 0; i < BASE_TRIES; i++) {
+        uint64_t a = first + (uint64_t)(i * spt / BASE_TRIES);
+        int64_t mid;
+
+        if (seek_distance(p, a, a, fine, &mid) < 0) {
             return -1;
+        }
+        if (mid < best) {
+            best = mid;
+            *base = a;
         }
     }
     return 0;
@@ -141,7 +259,7 @@ int probe_seek(Probe *p)
     uint64_t d[SEEK_MAX_DIST], base = p->sectors / 64;
     int n, fine = SEEK_FINE_MIN;
     double budget = probe_seek_plan(p);
-    int64_t t0;
+    int64_t t0, mid;
 
     probe_phase_start(p, "seek", budget);
     if (p->rev_ns <= 0) {
@@ -150,26 +268,38 @@ int probe_seek(Probe *p)
         return -1;
     }
     n = seek_distances(p, base, d);
-    for (int i = 0; i < n; i++) {
-        uint64_t a = d[i] == p->sectors - 1 - base ? 0 : base;
-        uint64_t b = d[i] == p->sectors - 1 - base ? p->sectors - 1 :
-                     base + d[i];
+    t0 = probe_now();
+    if (seek_distance(p, base, base, fine, &mid) < 0) {
+        probe_skipped(p, "seek", "a FUA read failed");
+        probe_phase_end(p);
+        return -1;
+    }
+    {
+        /* size the fine sweeps from what one sample costs */
+        double sample = (probe_now() - t0) / 1e9 / (SEEK_COARSE + fine);
+        double per = budget / (n + BASE_TRIES) / (sample * 1.6);
 
-        t0 = probe_now();
-        if (seek_distance(p, a, b, fine) < 0) {
+        fine = (int)per - SEEK_COARSE;
+        fine = fine < SEEK_FINE_MIN ? SEEK_FINE_MIN :
+               fine > SEEK_FINE_MAX ? SEEK_FINE_MAX : fine;
+    }
+    if (seek_base(p, base, fine, &base) < 0) {
+        probe_skipped(p, "seek", "a FUA read failed");
+        probe_phase_end(p);
+        return -1;
+    }
+    for (int i = 1; i < n; i++) {
+        bool full = d[i] == p->sectors - 1 - p->sectors / 64;
+        uint64_t a = full ? 0 : base;
+        uint64_t b = full ? p->sectors - 1 : base + d[i];
+
+        if (b >= p->sectors) {
+            continue;
+        }
+        if (seek_distance(p, a, b, fine, &mid) < 0) {
             probe_skipped(p, "seek", "a FUA read failed");
             probe_phase_end(p);
             return -1;
-        }
-        if (i == 0) {
-            /* size the fine sweeps from what one sample costs */
-            double sample = (probe_now() - t0) / 1e9 /
-                            (SEEK_COARSE + fine);
-            double per = budget / n / (sample * 1.6);
-
-            fine = (int)per - SEEK_COARSE;
-            fine = fine < SEEK_FINE_MIN ? SEEK_FINE_MIN :
-                   fine > SEEK_FINE_MAX ? SEEK_FINE_MAX : fine;
         }
         probe_progress(p, (i + 1) / (double)n);
     }

@@ -29,12 +29,17 @@ static ZonePlan zone_plan(Probe *p)
 {
     ZonePlan z = {
         .points = (int)(128 * p->scale),
-        .reads = (int)(16 * p->scale),
+        .reads = (int)(32 * p->scale),
         .bisect = p->scale >= 0.5 ? 6 : 4,
     };
 
     z.points = z.points < 24 ? 24 : z.points;
-    z.reads = z.reads < 6 ? 6 : z.reads;
+    /*
+     * the rate is taken over whole reads, so the window holds a varying
+     * number of head and cylinder switches: 14 MiB or more (several
+     * cylinders) keeps that within 0.4 %
+     */
+    z.reads = z.reads < 16 ? 16 : z.reads;
     z.total = z.points * 2;
     return z;
 }

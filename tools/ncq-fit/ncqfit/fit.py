@@ -159,6 +159,25 @@ def _track_of(f, lba):
     return cyl + count - 1
 
 
+def monotone(values):
+    """Pool-adjacent-violators: the nondecreasing sequence closest (least
+    squares) to @values.  A seek takes no less time for a longer distance;
+    pooling neighbours that say otherwise averages out the estimator's
+    noise where the profile is flat (e.g. where a head switch dominates)."""
+    blocks = []                 # [sum, count]
+    for v in values:
+        blocks.append([v, 1])
+        while len(blocks) > 1 and \
+                blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            s, n = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += n
+    out = []
+    for s, n in blocks:
+        out += [s / n] * n
+    return out
+
+
 def _seek_table(f, sk):
     jit = sk["jitter_ns"]
     by = {}
@@ -166,12 +185,15 @@ def _seek_table(f, sk):
         d = abs(_track_of(f, b) - _track_of(f, a))
         if d > 0:
             by.setdefault(d, []).append(eff)
+    dists = sorted(by)
+    effs = monotone([statistics.fmean(by[d]) for d in dists])
     pts = []
-    for d in sorted(by):
-        ms = max(statistics.fmean(by[d]) - jit / 2, 1e3) / 1e6
+    for d, eff in zip(dists, effs):
+        ms = max(eff - jit / 2, 1e3) / 1e6
         pts.append((d, round(ms, 4)))
     f.points = pts
-    f.set("seek", "type", "table", "Lumb et al.'s seek profile, measured")
+    f.set("seek", "type", "table", "Lumb et al.'s seek profile, measured "
+          "(made nondecreasing by pooling adjacent violators)")
     f.set("seek", "jitter_ms", round(jit / 1e6, 3),
           "width of the made-it ramp of the read-pair thresholds (median "
           "over the distances)")
@@ -205,6 +227,8 @@ def _policy(f, s):
     else:
         f.default("firmware", "honour_prio", "NCQ priority", value="off",
                   why="the kernel offered no NCQ priority for the device")
+    for k in ("prio_timeout_ms", "aging_weight", "clustering_sectors"):
+        f.default("firmware", k)
     for k in ("window", "plan_ahead"):
         f.set("firmware", k, 0 if k == "window" else "off",
               "the firmware's simplest form (not measured)")

@@ -7,13 +7,16 @@ give or take whole revolutions.  A sample "made it" when no revolution
 was lost: x equals the slack s = (phase - w), taken in the bracket the
 probe swept.  P(made it | s) rises from 0 at the threshold S (host,
 overhead, seek, transfer) to 1 at S + J (J: the settle jitter); on the
-probe's even grid of slacks over the bracket [lo, hi] the midpoint is
+probe's grid of slacks over the bracket [lo, hi] the midpoint is
 
-    S + J/2 = hi - (hi - lo) * (fraction made)
+    S + J/2 = hi - (the integral of P over [lo, hi])
 
+with the integral summed over the samples that made it, each standing
+for the slacks nearer to it than to its neighbours.
 and the width J is four times the grid the samples that went the other
 way than their side of the midpoint cover.  The seek of a distance is its midpoint less
-the one of distance 0 (B = A: no seek, no jitter)."""
+the one of distance 0 (B = A: no seek, no jitter), the lowest of the
+places the probe tried for A."""
 
 import statistics
 from collections import defaultdict
@@ -34,9 +37,11 @@ def _bracket(coarse, rev):
     return lo, min(hi, lo + rev)
 
 
-def threshold(samples, rev, bracket=None):
-    """{'mid_ns', 'width_ns', 'n', 'ramp'} for one pair, or None.
-    @bracket: the probe's seek_bracket record (its lo, hi), if any."""
+def threshold(samples, rev, brackets=()):
+    """{'mid_ns', 'width_ns', 'n', ...} for one pair, or None.
+    @brackets: the probe's seek_bracket records of the pair (the fine
+    sweeps' ranges); without them the first is recomputed from the coarse
+    sweep."""
     coarse = [s for s in samples if s["stage"] == "coarse"]
     fine = [s for s in samples if s["stage"] == "fine"]
     if len(coarse) < 4 or len(fine) < 4:
@@ -46,8 +51,9 @@ def threshold(samples, rev, bracket=None):
     ref = coarse[0]["r_ns"]
     phase = _mod(ref, rev) + statistics.median(
         ((s["r_ns"] - ref + rev / 2) % rev) - rev / 2 for s in samples)
-    if bracket:
-        lo, hi = bracket["lo_ns"], bracket["hi_ns"]
+    if brackets:
+        lo = min(b["lo_ns"] for b in brackets)
+        hi = max(b["hi_ns"] for b in brackets)
     else:
         lo, hi = _bracket(coarse, rev)
     made = []
@@ -55,17 +61,20 @@ def threshold(samples, rev, bracket=None):
         slack = lo + _mod(phase - s["w_ns"] - lo, rev)
         x = s["r_ns"] - s["w_ns"]
         made.append((slack, abs(x - slack) < rev / 2))
-    frac = sum(m for _, m in made) / len(made)
-    mid = hi - (hi - lo) * frac
+    made.sort()
+    # each sample stands for the slacks nearer to it than to its
+    # neighbours (the probe's second sweep may be wider than its first)
+    edges = [lo] + [(a[0] + b[0]) / 2 for a, b in zip(made, made[1:])] + [hi]
+    cells = [max(b - a, 0.0) for a, b in zip(edges, edges[1:])]
+    mid = hi - sum(c for c, (_, m) in zip(cells, made) if m)
     # the ramp's width: on either side of the midpoint the samples that
-    # went the other way cover J/4 of the grid each way together
-    # (P rises linearly over [S, S + J]: twice the integral of x/J over
-    # [0, J/2])
-    other = sum(1 for s, m in made if (m and s < mid) or (not m and s > mid))
-    width = 4 * (hi - lo) / len(made) * other
-    n_ramp = other
-    return dict(mid_ns=mid, width_ns=width, n=len(made), n_ramp=n_ramp,
-                frac=frac, lo=lo, hi=hi)
+    # went the other way cover J/4 (P rises linearly over [S, S + J]:
+    # twice the integral of x/J over [0, J/2])
+    other = [c for c, (s, m) in zip(cells, made)
+             if (m and s < mid) or (not m and s > mid)]
+    return dict(mid_ns=mid, width_ns=4 * sum(other), n=len(made),
+                n_ramp=len(other), lo=lo, hi=hi,
+                frac=sum(m for _, m in made) / len(made))
 
 
 def profile(records, rev, brackets=()):
@@ -73,10 +82,12 @@ def profile(records, rev, brackets=()):
     pairs = defaultdict(list)
     for r in records:
         pairs[(r["a"], r["b"])].append(r)
-    br = {(b["a"], b["b"]): b for b in brackets}
+    br = defaultdict(list)
+    for b in brackets:
+        br[(b["a"], b["b"])].append(b)
     out = []
     for (a, b), ss in pairs.items():
-        th = threshold(ss, rev, br.get((a, b)))
+        th = threshold(ss, rev, br.get((a, b), ()))
         if th:
             out.append((a, b, th))
     out.sort(key=lambda p: abs(p[1] - p[0]))
@@ -91,7 +102,9 @@ def fit_seek(records, rev, brackets=()):
     rest = [(a, b, th) for a, b, th in prof if a != b]
     if not base or not rest:
         return None
-    base_ns = base[0]["mid_ns"]
+    # the probe tries several places for A (probe-seek.c seek_base()):
+    # the lowest is the one whose read-ahead left the head on A's track
+    base_ns = min(th["mid_ns"] for th in base)
     widths = [th["width_ns"] for _, _, th in rest if th["n_ramp"] >= 3]
     jitter = statistics.median(widths) if widths else 0.0
     pts = [(a, b, th["mid_ns"] - base_ns) for a, b, th in rest]
