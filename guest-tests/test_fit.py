@@ -40,8 +40,9 @@ MODELS = ROOT / "hw/ide/ncq-model/models"
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
 SHORT_MINUTES = 3
 FULL_MINUTES = 30
-SHIPPED_HDDS = ["st3400620as", "fujitsu-max3036rc", "maxtor-atlas10kv",
-                "ibm-40k1044", "seagate-exos-x18"]
+# every shipped hard-disk model (intel-530 is the one SSD)
+SHIPPED_HDDS = sorted(p.stem for p in MODELS.glob("*.ncqm")
+                      if p.stem != "intel-530")
 
 
 def _cases():

@@ -122,3 +122,13 @@ def test_layout_rate_formula_matches_st3400620as_figure():
     root = Path(__file__).resolve().parents[2]
     lay = layout.load(root / "hw/ide/ncq-model/models/st3400620as.ncqm")
     assert math.isclose(lay.rate_at(0) / 1e6, 76.7, rel_tol=0.005)
+
+
+def test_monotone_pools_noise_keeps_steps():
+    # a flat profile with noise (st3400620as's head-switch region) is
+    # pooled; a step down of many standard errors (a head switch at one
+    # distance, none at the next: fujitsu-max3036rc) is kept
+    flat = fit.monotone([1.70e6, 1.62e6, 1.75e6, 1.66e6], [5e4] * 4)
+    assert all(b >= a for a, b in zip(flat, flat[1:]))
+    steps = fit.monotone([0.50e6, 0.20e6, 0.50e6], [1e4] * 3)
+    assert steps == [0.50e6, 0.20e6, 0.50e6]

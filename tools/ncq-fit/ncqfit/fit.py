@@ -159,41 +159,48 @@ def _track_of(f, lba):
     return cyl + count - 1
 
 
-def monotone(values):
-    """Pool-adjacent-violators: the nondecreasing sequence closest (least
-    squares) to @values.  A seek takes no less time for a longer distance;
-    pooling neighbours that say otherwise averages out the estimator's
-    noise where the profile is flat (e.g. where a head switch dominates)."""
-    blocks = []                 # [sum, count]
-    for v in values:
-        blocks.append([v, 1])
-        while len(blocks) > 1 and \
-                blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            s, n = blocks.pop()
-            blocks[-1][0] += s
-            blocks[-1][1] += n
+def monotone(values, errors, tol=3.0):
+    """Pool adjacent violators, within the noise: where a longer distance
+    measured less than a shorter one by less than @tol standard errors,
+    both take their weighted mean (a seek takes no less time for a longer
+    distance; pooling averages out the estimator's noise where the
+    profile is flat).  A larger step down is kept: it is the drive's (a
+    head switch at one distance, none at the next)."""
+    blocks = []                 # [sum of v/se^2, sum of 1/se^2, count]
+    for v, e in zip(values, errors):
+        w = 1.0 / max(e, 1.0) ** 2
+        blocks.append([v * w, w, 1])
+        while len(blocks) > 1:
+            (s0, w0, n0), (s1, w1, n1) = blocks[-2], blocks[-1]
+            drop = s0 / w0 - s1 / w1
+            if drop <= 0 or drop > tol * (1 / w0 + 1 / w1) ** 0.5:
+                break
+            blocks.pop()
+            blocks[-1] = [s0 + s1, w0 + w1, n0 + n1]
     out = []
-    for s, n in blocks:
-        out += [s / n] * n
+    for s_, w, n in blocks:
+        out += [s_ / w] * n
     return out
 
 
 def _seek_table(f, sk):
     jit = sk["jitter_ns"]
     by = {}
-    for a, b, eff in sk["points"]:
+    for a, b, eff, se in sk["points"]:
         d = abs(_track_of(f, b) - _track_of(f, a))
         if d > 0:
-            by.setdefault(d, []).append(eff)
+            by.setdefault(d, []).append((eff, se))
     dists = sorted(by)
-    effs = monotone([statistics.fmean(by[d]) for d in dists])
+    effs = monotone([statistics.fmean(e for e, _ in by[d]) for d in dists],
+                    [statistics.fmean(s for _, s in by[d]) / len(by[d]) ** 0.5
+                     for d in dists])
     pts = []
     for d, eff in zip(dists, effs):
         ms = max(eff - jit / 2, 1e3) / 1e6
         pts.append((d, round(ms, 4)))
     f.points = pts
     f.set("seek", "type", "table", "Lumb et al.'s seek profile, measured "
-          "(made nondecreasing by pooling adjacent violators)")
+          "(neighbours that differ by noise pooled, docs/ncq-fit.md)")
     f.set("seek", "jitter_ms", round(jit / 1e6, 3),
           "width of the made-it ramp of the read-pair thresholds (median "
           "over the distances)")

@@ -43,6 +43,10 @@ class Layout:
         self.rpm = float(drive["rpm"])
         self.rev_ns = 60e9 / self.rpm
         self.capacity = int(drive["capacity"])
+        # the link's rate unless the file gives the drive's own (model.md)
+        gen_rate = {1: 150, 2: 300, 3: 600}
+        self.bus_bps = float(drive.get("bus_mb_s") or gen_rate.get(
+            int(drive.get("sata_gen", 0) or 0), 300)) * 1e6
         spare = int(lay.get("spare_per_track", 0))
         ts = _num(lay.get("track_skew"))
         cs = _num(lay.get("cyl_skew"))
@@ -111,7 +115,8 @@ class Layout:
         return self.heads * z["mapped"] * 512 / (t / 1e9)
 
     def rate_at(self, lba):
-        return self.zone_rate(self.zone_of(lba))
+        """A stream's rate: the media's, or the bus's if slower."""
+        return min(self.zone_rate(self.zone_of(lba)), self.bus_bps)
 
     def positioning_ns(self, a, b):
         """Seek or head switch from LBA a's track to b's, plus the mean

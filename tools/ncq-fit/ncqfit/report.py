@@ -19,7 +19,7 @@ def _seek_plot(f, model, path):
         return False
     fig, ax = plt.subplots(figsize=(7, 4))
     xs, meas, fitted = [], [], []
-    for a, b, eff in sk["points"]:
+    for a, b, eff, _ in sk["points"]:
         d = abs(b - a)
         xs.append(d)
         meas.append(eff / 1e6)

@@ -57,8 +57,13 @@ def threshold(samples, rev, brackets=()):
     else:
         lo, hi = _bracket(coarse, rev)
     made = []
+    centre = (lo + hi) / 2
     for s in fine:
-        slack = lo + _mod(phase - s["w_ns"] - lo, rev)
+        # the representative nearest the bracket's centre: the probe's
+        # phase and this one differ by timer noise, which must not send a
+        # slack at the bracket's edge round to the other end
+        slack = centre + _mod(phase - s["w_ns"] - centre + rev / 2, rev) \
+            - rev / 2
         x = s["r_ns"] - s["w_ns"]
         made.append((slack, abs(x - slack) < rev / 2))
     made.sort()
@@ -72,7 +77,15 @@ def threshold(samples, rev, brackets=()):
     # twice the integral of x/J over [0, J/2])
     other = [c for c, (s, m) in zip(cells, made)
              if (m and s < mid) or (not m and s > mid)]
-    return dict(mid_ns=mid, width_ns=4 * sum(other), n=len(made),
+    # the midpoint's standard error: each sample's cell times its
+    # Bernoulli spread, P from a linear ramp of the width just found
+    width = 4 * sum(other)
+    var = 0.0
+    for c, (sl, _) in zip(cells, made):
+        p = min(max((sl - mid) / width + 0.5, 0.0), 1.0) if width else \
+            float(sl > mid)
+        var += c * c * p * (1 - p)
+    return dict(mid_ns=mid, width_ns=width, se_ns=var ** 0.5, n=len(made),
                 n_ramp=len(other), lo=lo, hi=hi,
                 frac=sum(m for _, m in made) / len(made))
 
@@ -107,6 +120,6 @@ def fit_seek(records, rev, brackets=()):
     base_ns = min(th["mid_ns"] for th in base)
     widths = [th["width_ns"] for _, _, th in rest if th["n_ramp"] >= 3]
     jitter = statistics.median(widths) if widths else 0.0
-    pts = [(a, b, th["mid_ns"] - base_ns) for a, b, th in rest]
+    pts = [(a, b, th["mid_ns"] - base_ns, th["se_ns"]) for a, b, th in rest]
     return dict(base_ns=base_ns, jitter_ns=jitter, points=pts,
                 profile=prof)
