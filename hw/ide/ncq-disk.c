@@ -101,7 +101,7 @@ static bool ncq_disk_parse_time(const char *prop, const char *text,
         *ns = INT64_MAX;        /* too long for int64_t: too long anyway */
     } else if (ret < 0) {
         error_setg(errp, "%s='%s' is not a time; use e.g. 2s, 2030ms, 500us "
-                   "or 0 for none", prop, text);
+                   "(whole nanoseconds) or 0 for none", prop, text);
         return false;
     }
     return ncq_disk_check_timeout(prop, text, *ns, errp);

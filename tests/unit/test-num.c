@@ -86,6 +86,17 @@ static void test_duration(void)
     CHECK_EQ(ret, NCQ_ERR_RANGE);
     dur("9223372037s", 1, &ret);
     CHECK_EQ(ret, NCQ_ERR_RANGE);
+    /* a part of a nanosecond is refused, not dropped */
+    dur("0.5ns", NCQ_NS_PER_MS, &ret);
+    CHECK_EQ(ret, NCQ_ERR_PARSE);
+    dur("1.0000000001s", NCQ_NS_PER_MS, &ret);
+    CHECK_EQ(ret, NCQ_ERR_PARSE);
+    dur("0.0000005", NCQ_NS_PER_MS, &ret);
+    CHECK_EQ(ret, NCQ_ERR_PARSE);
+    CHECK_EQ(dur("0.000001", NCQ_NS_PER_MS, &ret), 1);
+    CHECK_EQ(ret, 0);
+    CHECK_EQ(dur("1.000000001s", NCQ_NS_PER_MS, &ret), 1000000001LL);
+    CHECK_EQ(ret, 0);
     dur("2 s", NCQ_NS_PER_MS, &ret);
     CHECK_EQ(ret, NCQ_ERR_PARSE);
     dur("2min", NCQ_NS_PER_MS, &ret);

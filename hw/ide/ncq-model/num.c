@@ -118,6 +118,23 @@ int ncq_parse_decimal(const char *s, size_t len, unsigned frac,
     return 0;
 }
 
+/* Whether "123.456..." has a non-zero fractional digit past the ninth. */
+static bool ncq_frac_beyond_ninth(const char *s, size_t len)
+{
+    const char *dot = memchr(s, '.', len);
+    size_t i;
+
+    if (!dot) {
+        return false;
+    }
+    for (i = (size_t)(dot - s) + 10; i < len; i++) {
+        if (s[i] != '0') {
+            return true;
+        }
+    }
+    return false;
+}
+
 int ncq_parse_duration(const char *s, size_t len, int64_t bare_unit_ns,
                        int64_t *ns)
 {
@@ -157,7 +174,14 @@ int ncq_parse_duration(const char *s, size_t len, int64_t bare_unit_ns,
     if (ip > (uint64_t)INT64_MAX / unit) {
         return NCQ_ERR_RANGE;
     }
-    /* frac9 < 10^9 and unit <= 10^9: the product fits in 64 bits. */
+    /*
+     * frac9 < 10^9 and unit <= 10^9: the product fits in 64 bits.  A part
+     * of a nanosecond is refused rather than dropped: "0.5ns" silently
+     * becoming 0 would turn a delay into none.
+     */
+    if (frac9 * unit % NCQ_NS_PER_S || ncq_frac_beyond_ninth(s, num)) {
+        return NCQ_ERR_PARSE;
+    }
     v = ip * unit + frac9 * unit / NCQ_NS_PER_S;
     if (v > (uint64_t)INT64_MAX) {
         return NCQ_ERR_RANGE;

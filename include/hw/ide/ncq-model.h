@@ -585,7 +585,8 @@ int ncq_parse_decimal(const char *s, size_t len, unsigned frac,
                       uint64_t *out);
 /*
  * A duration: "50ms", "2s", "500us", "100ns", "1.5ms"; a bare number is
- * in units of @bare_unit_ns (1 to 10^9).  The result is whole ns.
+ * in units of @bare_unit_ns (1 to 10^9).  The result is whole ns; a value
+ * with a part of a nanosecond ("0.5ns", "1.0000000001s") is NCQ_ERR_PARSE.
  */
 int ncq_parse_duration(const char *s, size_t len, int64_t bare_unit_ns,
                        int64_t *ns);
