@@ -129,8 +129,12 @@ def test_seek_profile(trip):
         r = json.loads(line)
         if r["type"] == "seek" and r["a"] != r["b"]:
             pairs.add((r["a"], r["b"]))
+    # pairs on one track of the original (a distance shorter than its
+    # track) cost it no positioning: nothing to compare a ratio with
+    moving = [(a, b) for a, b in pairs if o.positioning_ns(a, b) > 0]
+    assert len(moving) >= 0.8 * len(pairs)
     errs = sorted(abs(f.positioning_ns(a, b) / o.positioning_ns(a, b) - 1)
-                  for a, b in pairs)
+                  for a, b in moving)
     assert len(errs) >= 10
     assert statistics.median(errs) <= 0.05, errs
 

@@ -66,16 +66,21 @@ double probe_seek_plan(Probe *p)
     return 0.55 * p->minutes * 60;
 }
 
-/* One sample: A, wait @w, B; writes it and returns R (or -1) */
-static int64_t seek_sample(Probe *p, uint64_t a, uint64_t b, int64_t w,
+/*
+ * One sample: A, wait @w, B; writes it and returns R (or -1).  @w is
+ * updated to the wait that happened.
+ */
+static int64_t seek_sample(Probe *p, uint64_t a, uint64_t b, int64_t *wp,
                            const char *stage)
 {
-    int64_t ta, tb;
+    int64_t ta, tb, w;
 
     if (probe_sg_read(p, a, 1, true, &ta) != 0) {
         return -1;
     }
-    probe_spin_until(ta + w);
+    probe_spin_until(ta + *wp);
+    /* the wait that happened, which a late wake-up makes longer */
+    w = *wp = probe_now() - ta;
     if (probe_sg_read(p, b, 1, true, &tb) != 0) {
         return -1;
     }
@@ -107,6 +112,17 @@ static void seek_bracket(Probe *p, uint64_t a, uint64_t b, int64_t lo,
  * lowest tenth made it, in @edge_missed whether one in the highest tenth
  * did not (the ramp then reaches past the bracket).
  */
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 typedef struct SeekFine {
     int n;
     int64_t slack[SEEK_FINE_MAX];
@@ -118,19 +134,26 @@ static int seek_sweep(Probe *p, uint64_t a, uint64_t b, int64_t lo,
                       bool *edge_missed, SeekFine *sf)
 {
     int64_t rev = p->rev_ns;
+    int stride = 37;
 
+    while (gcd(stride, n) != 1) {
+        stride++;
+    }
     *edge_made = *edge_missed = false;
     for (int j = 0; j < n; j++) {
         /* an order that spreads over the bracket early (drift shows) */
-        int k = (int)((j * 37LL) % n);
+        int k = (int)((j * (long long)stride) % n);
         int64_t slack = lo + (hi - lo) * (2 * k + 1) / (2 * n);
         int64_t w = mod_rev(phase - slack, rev);
-        int64_t r = seek_sample(p, a, b, w, "fine");
+        int64_t r = seek_sample(p, a, b, &w, "fine");
         bool made;
 
         if (r < 0) {
             return -1;
         }
+        /* the slack of the wait that happened, near the bracket's */
+        slack = (lo + hi) / 2 + mod_rev(phase - w - (lo + hi) / 2 + rev / 2,
+                                        rev) - rev / 2;
         made = llabs(r - w - slack) < rev / 2;
         if (sf->n < SEEK_FINE_MAX) {
             sf->slack[sf->n] = slack;
@@ -192,7 +215,7 @@ static int seek_distance(Probe *p, uint64_t a, uint64_t b, int fine,
     for (int i = 0; i < SEEK_COARSE; i++) {
         int64_t w = rev * i / SEEK_COARSE;
 
-        r = seek_sample(p, a, b, w, "coarse");
+        r = seek_sample(p, a, b, &w, "coarse");
         if (r < 0) {
             return -1;
         }

@@ -99,7 +99,8 @@ def _cdf_plot(f, model_path, path):
                     label=f"model (ncq-sim), {d} readers")
             rows.append((d, meas[n // 2], sim[m // 2], meas[int(n * .99)],
                          sim[int(m * .99)]))
-    ax.set_xlabel("response time (ms)")
+    ax.set_xscale("log")
+    ax.set_xlabel("response time (ms, log scale)")
     ax.set_ylabel("fraction of reads")
     ax.set_title(f"{f.name}: random 4 KiB reads")
     ax.legend()

@@ -1,6 +1,7 @@
 """The probe's samples: JSON lines, one record per line, each with a
 "type" (docs/ncq-fit.md#the-sample-format)."""
 
+import gzip
 import json
 from collections import defaultdict
 
@@ -38,7 +39,8 @@ class Samples:
 
 def load(path):
     records = []
-    with open(path) as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
         for n, line in enumerate(f, 1):
             line = line.strip()
             if not line:
