@@ -15,6 +15,7 @@
 #define ZONE_READ       (1 << 20)
 #define ZONE_GUESS_MBS  60.0
 #define ZONE_DIFF       0.006   /* neighbours differing more: bisect */
+#define ZONE_MIN_POINTS 24
 
 typedef struct ZonePlan {
     int points;
@@ -33,7 +34,7 @@ static ZonePlan zone_plan(Probe *p)
         .bisect = p->scale >= 0.5 ? 6 : 4,
     };
 
-    z.points = z.points < 24 ? 24 : z.points;
+    z.points = z.points < ZONE_MIN_POINTS ? ZONE_MIN_POINTS : z.points;
     /*
      * the rate is taken over whole reads, so the window holds a varying
      * number of head and cylinder switches: 14 MiB or more (several
@@ -111,11 +112,27 @@ int probe_zones(Probe *p)
     }
     probe_phase_start(p, "zones", probe_zones_plan(p));
     for (int i = 0; i < z.points; i++) {
+        int64_t t0 = probe_now();
+
         lba[i] = p->sectors / (z.points - 1) * i;
         rate[i] = zone_point(p, &z, lba[i]);
         if (rate[i] <= 0) {
             probe_skipped(p, "zones", "a 1 MiB O_DIRECT read failed");
             return -1;
+        }
+        if (i == 0) {
+            /*
+             * a slow drive (or link) streams less per second than the
+             * plan assumed: fewer points, so that they and their
+             * bisections stay within the phase's share
+             */
+            double point_s = (probe_now() - t0) / 1e9;
+            int fit = (int)(probe_zones_plan(p) / (2 * point_s));
+
+            if (fit < z.points) {
+                z.points = fit < ZONE_MIN_POINTS ? ZONE_MIN_POINTS : fit;
+                z.total = z.points * 2;
+            }
         }
     }
     for (int i = 0; i + 1 < z.points; i++) {
