@@ -28,6 +28,8 @@ INIT_SRC="$HERE/init"
 # The guest's helper that gives I/O a Command Duration Limit hint (the
 # image's fio predates cmdprio_hint), built statically here
 CDL_HINT_SRC="$HERE/cdl-hint.c"
+# ncq-fit's probe (tools/ncq-fit/probe-*.c, docs/ncq-fit.md), built statically
+FIT_PROBE_DIR="$HERE/../tools/ncq-fit"
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 # Every timestamp in the initramfs (Debian 12's release day).  Fixed, so that the
 # image only depends on the inputs hashed below.
@@ -334,6 +336,7 @@ builder_sha256 $(sha256sum <"$SELF" | cut -d' ' -f1)
 init_sha256 $(sha256sum <"$INIT_SRC" | cut -d' ' -f1)
 cdl_hint_sha256 $(sha256sum <"$CDL_HINT_SRC" | cut -d' ' -f1)
 cdl_hint_cc $(gcc --version | head -1)
+fit_probe_sha256 $(cat "$FIT_PROBE_DIR"/probe*.[ch] | sha256sum | cut -d' ' -f1)
 source_date_epoch $EPOCH
 compress $COMPRESS
 kernel $KERNEL_ID
@@ -454,6 +457,8 @@ printf 'root:x:0:\n' >"$ROOT/etc/group"
 install -m 755 "$INIT_SRC" "$ROOT/init"
 gcc -static -O2 -o "$ROOT/usr/bin/cdl-hint" "$CDL_HINT_SRC" \
     || die "cannot build $CDL_HINT_SRC statically: install libc6-dev"
+gcc -static -O2 -pthread -o "$ROOT/usr/bin/ncq-fit-probe" "$FIT_PROBE_DIR"/probe-*.c -lm \
+    || die "cannot build ncq-fit-probe statically: install libc6-dev"
 
 # host path -> image path (everything under /usr)
 imgpath() { case "$1" in /usr/*) echo "$1" ;; *) echo "/usr$1" ;; esac; }

@@ -161,10 +161,10 @@ pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-v
 # without a guest (its end-to-end run is guest-tests/test_compare.py).
 pytest_step "comparison tool (pytest tests/compare)" "$ROOT/_build/pytest-compare.out" tests/compare
 
-# fit-compare.py and simulate() of tools/ncq-fit: fitted models against
-# their originals in ncq-sim (no guest; docs/ncq-fit.md).
-pytest_step "fit-compare (pytest tests/fit/test_fit_compare.py, test_fit_simulate.py)" \
-    "$ROOT/_build/pytest-fitcmp.out" tests/fit/test_fit_compare.py tests/fit/test_fit_simulate.py
+# tools/ncq-fit: the fitting maths on synthetic samples, the probe's
+# refusals, fit-compare.py and simulate() against ncq-sim (no guest;
+# docs/ncq-fit.md; the round trip in a guest is guest-tests/test_fit.py).
+pytest_step "ncq-fit (pytest tests/fit)" "$ROOT/_build/pytest-fit.out" tests/fit
 
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_N_matches_report).  Test

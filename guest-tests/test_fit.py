@@ -1,0 +1,236 @@
+"""ncq-fit's round trip (issue 16, docs/ncq-fit.md): the probe runs in a
+guest against ncq-disk emulating a shipped model, ncq-fit fits its
+samples on the host, and the fitted model must give back the original's
+figures within the issue's tolerances.  The fit sees only the samples;
+the original model file is read here, by the test, to compare.
+
+- rpm within 0.5 %;
+- every zone's media rate (a stream's, at the middle of each original
+  zone) within 3 %;
+- the seek profile within 5 % (median over the sampled distances of the
+  positioning time between the measured LBA pairs: seek or head switch
+  plus the mean settle jitter, which is what a pair of reads sees);
+- the starvation time-out within 2 %; the policy class (FCFS or SPTF);
+- the device's trace shows the probe's queue at depth 32 reaching the
+  drive (31 queued behind the one being served);
+- the fitted model in ncq-sim (tools/ncq-fit/fit-compare.py) on the
+  Table V and the starvation workloads within 5 % of the original's
+  throughput, mean and latency percentiles up to p99 (four seeds pooled)
+  for the full budget, within 10 % for the short one.
+
+The README's test command runs st3400620as and fujitsu-max3036rc with a
+short budget; NCQ_LONG_SCENARIOS=1 adds every shipped hard-disk model
+and the full 30-minute budget.
+"""
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ncqguest import Guest, Workload, read_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+FIT_DIR = ROOT / "tools/ncq-fit"
+sys.path.insert(0, str(FIT_DIR))
+from ncqfit import layout  # noqa: E402
+
+MODELS = ROOT / "hw/ide/ncq-model/models"
+LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
+SHORT_MINUTES = 3
+FULL_MINUTES = 30
+# fit-compare's tolerance for a short budget's coarse fit, in %: its SPTF
+# costs come from a few hundred reads per depth, and the starvation
+# workload's near readers' p50 moves 3 % per 0.1 ms of the planned settle
+# (st3400620as); the full budget is held to the issue's 5 %
+SHORT_TOLERANCE = 10
+# every shipped hard-disk model (intel-530 is the one SSD)
+SHIPPED_HDDS = sorted(p.stem for p in MODELS.glob("*.ncqm")
+                      if p.stem != "intel-530")
+
+
+def _cases():
+    cases = [(m, SHORT_MINUTES) for m in ("st3400620as",
+                                          "fujitsu-max3036rc")]
+    if LONG:
+        cases += [(m, FULL_MINUTES) for m in SHIPPED_HDDS]
+    return cases
+
+
+SCRIPT = """
+ncq-fit-probe /dev/sda --minutes {minutes} --out /results/samples.jsonl
+echo "probe-rc $?"
+"""
+
+
+def _run(model, minutes, tmp):
+    orig = layout.load(MODELS / f"{model}.ncqm")
+    trace = tmp / "trace.csv"
+    # the device's write cache is a block property (default on); give it
+    # the model file's state, which the fit must read back from IDENTIFY
+    wc = _key((MODELS / f"{model}.ncqm").read_text(), "write_cache")
+    g = Guest(tmp / "guest", device=f"ncq-disk,model={model},"
+              f"trace={trace},write-cache={wc}",
+              disk_size=str(orig.capacity * 512),
+              timeout_s=3600 if minutes > 5 else 900)
+    res = g.run(Workload(script=SCRIPT.format(minutes=minutes)))
+    assert "probe-rc 0" in res.output, res.output + g.tail()
+    samples = tmp / "samples.jsonl"
+    samples.write_bytes(res.files["samples.jsonl"])
+    out = tmp / "fit"
+    r = subprocess.run([sys.executable, str(FIT_DIR / "ncq-fit"), "fit",
+                        str(samples), "--out", str(out), "--name",
+                        f"fit-{model}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    fitted = out / f"fit-{model}.ncqm"
+    return dict(orig_path=MODELS / f"{model}.ncqm", orig=orig,
+                minutes=minutes,
+                fitted_path=fitted, fitted=layout.load(fitted),
+                text=fitted.read_text(), samples=samples, trace=trace,
+                wall=res.wall_s, out=out)
+
+
+@pytest.fixture(scope="module", params=_cases(),
+                ids=lambda c: f"{c[0]}-{c[1]}min")
+def trip(request, tmp_path_factory):
+    model, minutes = request.param
+    tmp = tmp_path_factory.mktemp(f"fit-{model}-{minutes}")
+    t = _run(model, minutes, tmp)
+    print(f"\nncq-fit round trip {model} {minutes} min: guest run "
+          f"{t['wall']:.0f} s wall")
+    return t
+
+
+def _key(text, key):
+    for line in text.splitlines():
+        if line.split("=")[0].strip() == key:
+            return line.split("=", 1)[1].split("#")[0].strip()
+    raise KeyError(key)
+
+
+def test_rpm(trip):
+    o, f = trip["orig"].rpm, trip["fitted"].rpm
+    assert abs(f - o) / o <= 0.005, (o, f)
+
+
+def test_zone_rates(trip):
+    o, f = trip["orig"], trip["fitted"]
+    errs = []
+    for z in o.zones:
+        mid = z["first_lba"] + z["cyls"] * o.heads * z["mapped"] // 2
+        if mid >= o.capacity:
+            continue
+        errs.append((mid, o.rate_at(mid) / 1e6, f.rate_at(mid) / 1e6))
+    worst = max(abs(b - a) / a for _, a, b in errs)
+    assert worst <= 0.03, errs
+
+
+def test_seek_profile(trip):
+    import json
+    o, f = trip["orig"], trip["fitted"]
+    pairs = set()
+    for line in trip["samples"].read_text().splitlines():
+        r = json.loads(line)
+        if r["type"] == "seek" and r["a"] != r["b"]:
+            pairs.add((r["a"], r["b"]))
+    # pairs on one track of the original (a distance shorter than its
+    # track) cost it no positioning: nothing to compare a ratio with
+    moving = [(a, b) for a, b in pairs if o.positioning_ns(a, b) > 0]
+    assert len(moving) >= 0.8 * len(pairs)
+    errs = sorted(abs(f.positioning_ns(a, b) / o.positioning_ns(a, b) - 1)
+                  for a, b in moving)
+    assert len(errs) >= 10
+    assert statistics.median(errs) <= 0.05, errs
+
+
+def test_policy_and_starvation(trip):
+    o_text = trip["orig_path"].read_text()
+    text = trip["text"]
+    o_pol = _key(o_text, "policy")
+    cls = {"fcfs": "fcfs"}.get(o_pol, "sptf")
+    assert _key(text, "policy") == cls
+    o_to = float(_key(o_text, "starvation_timeout_ms"))
+    f_to = float(_key(text, "starvation_timeout_ms"))
+    if cls == "sptf" and o_to:
+        assert abs(f_to - o_to) / o_to <= 0.02, (o_to, f_to)
+
+
+def test_write_cache_and_capacity(trip):
+    o_text, text = trip["orig_path"].read_text(), trip["text"]
+    assert _key(text, "write_cache") == _key(o_text, "write_cache")
+    assert int(_key(text, "capacity")) == trip["orig"].capacity
+
+
+def test_queue_reaches_the_drive(trip):
+    _, recs = read_trace(trip["trace"])
+    assert max(r["queue_len"] for r in recs) >= 30
+
+
+def test_report(trip):
+    rep = (trip["out"] / "report.md").read_text()
+    assert "## Could not measure" in rep
+    for png in ("seek.png", "zones.png", "cdf.png"):
+        assert (trip["out"] / png).stat().st_size > 1000
+
+
+def test_fitted_model_in_ncq_sim(trip):
+    tool = FIT_DIR / "fit-compare.py"
+    if not tool.exists():
+        pytest.skip("tools/ncq-fit/fit-compare.py not on this branch")
+    # four seeds pooled; throughput, mean and the percentiles up to p99
+    # (the maximum and p99.9 are a handful of samples: they differ by more
+    # than 5 % between two seeds of the same model)
+    tol = "5" if trip["minutes"] >= FULL_MINUTES else str(SHORT_TOLERANCE)
+    r = subprocess.run([sys.executable, str(tool), str(trip["orig_path"]),
+                        str(trip["fitted_path"]), "--runs", "4",
+                        "--tolerance", tol,
+                        "--metrics", "IOPS,p50,p90,p99,mean", "--out",
+                        str(trip["out"] / "fit-compare")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+REFUSE_SCRIPT = r"""
+D=/dev/sda
+ncq-fit-probe $D --minutes 1 2>/results/short.err; echo "short $?"
+printf 'o\nn\np\n1\n\n+64M\nw\n' | fdisk $D >/dev/null 2>&1
+sleep 1
+ncq-fit-probe /dev/sda1 --minutes 2 2>/results/part.err; echo "part $?"
+mkdir -p /mnt
+if mke2fs -q /dev/sda1 >/dev/null 2>&1 && mount /dev/sda1 /mnt; then
+    ncq-fit-probe $D --minutes 2 2>/results/mounted.err; echo "mounted $?"
+    umount /mnt
+fi
+if mdadm --build /dev/md9 --level=1 --force --raid-devices=1 /dev/sda1 \
+        >/dev/null 2>&1; then
+    ncq-fit-probe $D --minutes 2 2>/results/held.err; echo "held $?"
+    ncq-fit-probe $D --minutes 2 --force --phases identify \
+        --out /results/forced.jsonl 2>/dev/null; echo "forced $?"
+    mdadm --stop /dev/md9 >/dev/null 2>&1
+fi
+"""
+
+
+def test_probe_refuses_in_the_guest(tmp_path):
+    """A budget too short, a partition, a mounted disk and a disk an md
+    array holds: one line each and a non-zero exit; --force measures the
+    held disk anyway (reads only)."""
+    g = Guest(tmp_path / "guest", device="ncq-disk,model=st3400620as",
+              disk_size="1G")
+    res = g.run(Workload(script=REFUSE_SCRIPT))
+    status = dict(line.split() for line in res.output.splitlines()
+                  if len(line.split()) == 2 and line.split()[1].isdigit())
+    err = {k: res.files.get(f"{k}.err", b"").decode().strip().splitlines()
+           for k in ("short", "part", "mounted", "held")}
+    assert status["short"] == "2" and len(err["short"]) == 1
+    assert status["part"] == "1" and "is a partition" in err["part"][0]
+    assert "mounted" in status or "held" in status, res.output
+    for k in ("mounted", "held"):
+        if k in status:
+            assert status[k] == "1" and len(err[k]) == 1, (k, err[k])
+            assert "in use" in err[k][0]
+    if "held" in status:
+        assert status["forced"] == "0"
+        assert b'"type":"identify"' in res.files["forced.jsonl"]
