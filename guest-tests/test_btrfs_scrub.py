@@ -42,7 +42,7 @@ phys=$(awk -v L="$logical" '
     /CHUNK_ITEM/ { s = $0; sub(/.*CHUNK_ITEM /, "", s); sub(/\).*/, "", s); start = s + 0 }
     /^[ \t]*length / { len = $2 + 0 }
     /stripe [0-9]+ devid 1 offset/ {
-        if (L + 0 >= start && L + 0 < start + len) { print $6 + (L - start); exit }
+        if (L + 0 >= start && L + 0 < start + len) { printf "%d\n", $6 + (L - start); exit }
     }' $RESULTS/chunk-tree.txt)
 [ -n "$phys" ] || { echo MAP-FAILED "$logical"; exit 1; }
 lba=$((phys / 512))

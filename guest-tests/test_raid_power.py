@@ -4,8 +4,9 @@ on (issue 17; docs/power-and-unplug.md).
 Boot 1 puts md RAID (RAID-5 on four ncq-disks, or RAID-1 on two) under
 ext4, writes files one by one, each fsync'd (dd conv=fsync) and its
 checksum printed, while a background writer keeps direct (O_DIRECT, never
-fsync'd) writes going to other files, so the drives' write caches hold
-data no flush covered.  Then it writes to sector TRIGGER of the guest's
+fsync'd) writes going to other files and fio keeps random reads queued
+on the array (a drive destages its cache when its queue runs empty), so
+the drives' write caches hold data no flush covered.  Then it writes to sector TRIGGER of the guest's
 own disk (sda, outside the array), where a powercut rule pulls the
 machine's plug: every ncq-disk of the machine loses what its cache held
 at that same virtual instant and QEMU quits (each drive says on stderr
@@ -30,7 +31,7 @@ from ncqguest import Guest, GuestError, Workload
 
 TRIGGER = 8192                  # sector of sda, the guest's own disk
 GUEST_DISK = "64M"
-MEMBER_SIZE = "256M"
+MEMBER_SIZE = "128M"
 CUT_LINE = re.compile(r"ncq-disk (\S+): power cut; (\d+) sectors in "
                       r"(\d+) ranges never reached the media")
 
@@ -40,6 +41,12 @@ mdadm --create /dev/md0 --run --quiet --level={level} \
     --raid-devices={n} --assume-clean {members} || {{ echo MDADM-FAILED; exit 1; }}
 mkfs.ext4 -q -F /dev/md0 || {{ echo MKFS-FAILED; exit 1; }}
 mount -t ext4 /dev/md0 /mnt || {{ echo MOUNT-FAILED; exit 1; }}
+# Random reads keep the members' queues busy, as a busy server does: a
+# drive destages its write cache when its queue runs empty, so what it
+# acknowledged from the cache stays there meanwhile
+fio --name=reader --filename=/dev/md0 --rw=randread --bs=64k --direct=1 \
+    --ioengine=libaio --iodepth=16 --time_based --runtime=3600 \
+    --randrepeat=1 >/dev/null 2>&1 &
 # direct writes that nobody flushes: they sit in the drives' write caches
 ( i=0; while :; do
     yes "unsynced $i" | dd of=/mnt/u$((i % 6)) bs=64k count=4 \
