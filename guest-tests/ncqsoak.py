@@ -44,14 +44,13 @@ from ncqguest import Guest, GuestError, Workload
 
 TRIGGER = 8192          # sector of the guest's own disk: the powercut rule
 MEMBERS = 4
-MEMBER_SIZE = "256M"
-MEMBER_SECTORS = 256 * 2048
+MEMBER_MIB = 256
 MAX_FILES = 800         # the manifest's bound (about 100 MiB of files)
 POLICIES = ("fcfs", "sstf", "clook", "sptf", "aged-sptf")
 DEPTHS = (32, 1, 8, 31, 4, 16)
 # md's data on a member starts after its superblock and bitmap area;
-# fault rules go between these sectors
-DATA_LO, DATA_HI = 8192, MEMBER_SECTORS - 8192
+# fault rules go from there to 4 MiB before the end
+DATA_LO = 8192
 CUT_LINE = re.compile(r"ncq-disk (\S+): power cut; (\d+) sectors")
 
 SCRIPT = r"""
@@ -60,13 +59,14 @@ DURATION={duration}
 modprobe raid456
 if [ $ROUND = 0 ]; then
     mdadm --create /dev/md0 --run --quiet --level=5 --raid-devices=4 \
-        --assume-clean /dev/sdb /dev/sdc /dev/sdd /dev/sde || echo ERROR mdadm-create
+        --bitmap=internal --assume-clean /dev/sdb /dev/sdc /dev/sdd /dev/sde \
+        || echo ERROR mdadm-create
     mkfs.ext4 -q -F /dev/md0 || echo ERROR mkfs
 else
     mdadm --assemble /dev/md0 /dev/sdb /dev/sdc /dev/sdd /dev/sde >/dev/null 2>&1 \
         || echo ERROR assemble
-    echo "SYNC-ACTION $(cat /sys/block/md0/md/sync_action)"
     mdadm --wait /dev/md0
+    echo "RESYNCS $(dmesg | grep -c 'resync of RAID array md0')"
     echo "DEGRADED $(cat /sys/block/md0/md/degraded)"
     mount -t ext4 /dev/md0 /mnt && umount /mnt
     e2fsck -fn /dev/md0 >$RESULTS/fsck.txt 2>&1
@@ -165,7 +165,7 @@ class Totals:
 
 class Soak:
     def __init__(self, workdir, minutes, round_s=300, seed=1,
-                 log=print):
+                 log=print, member_mib=MEMBER_MIB):
         self.workdir = Path(workdir)
         self.rounds = max(2, round(minutes * 60 / round_s))
         self.round_s = round_s
@@ -174,16 +174,17 @@ class Soak:
         self.manifest = {}          # name -> (md5, size), oldest first
         self.delete = []
         self.totals = Totals()
+        self.data_hi = member_mib * 2048 - 8192
         self.members = ncqguest.multi_drive_args(
             self.workdir / "members",
             ["ncq-disk,model=st3400620as"] * MEMBERS,
-            disk_size=MEMBER_SIZE)
+            disk_size=f"{member_mib}M")
         self.guest_disk = None
 
     # ------------------------------------------------------------ host side
     def _rule(self):
         kind = self.rng.choice(("slow", "slow", "unc", "hang"))
-        lba = self.rng.randrange(DATA_LO, DATA_HI - 65536)
+        lba = self.rng.randrange(DATA_LO, self.data_hi - 65536)
         if kind == "slow":
             return kind, (f"slow@{lba}+65536:every=20:"
                           f"delay={self.rng.choice((20, 50, 200))}ms")
@@ -283,7 +284,8 @@ class Soak:
         fsck = re.search(r"^FSCK (\d+)$", console, re.M)
         if fsck and fsck.group(1) != "0":
             t.errors.append(f"round {i}: e2fsck -fn exit {fsck.group(1)}")
-        if re.search(r"^SYNC-ACTION resync$", console, re.M):
+        resyncs = re.search(r"^RESYNCS (\d+)$", console, re.M)
+        if resyncs and int(resyncs.group(1)) > 0:
             t.resyncs += 1
         deg = re.search(r"^DEGRADED (\d+)$", console, re.M)
         if deg and deg.group(1) != "0":
