@@ -508,7 +508,8 @@ def fio_json(result, name="fio.json"):
 AHCI_PORTS = 6
 
 
-def multi_drive_args(workdir, devices, disk_size="256M", first_port=1):
+def multi_drive_args(workdir, devices, disk_size="256M", first_port=1,
+                     serial_prefix=None, keep_images=False):
     """QEMU arguments that add one drive per entry of devices (a -device
     line without drive=, bus= or id=, e.g. "ncq-disk,model=hp-c2247a") to
     a Guest, whose own disk sits on ide.0: q35's AHCI ports ide.1 to ide.5
@@ -517,6 +518,12 @@ def multi_drive_args(workdir, devices, disk_size="256M", first_port=1):
     disk_size in workdir, the drive id x<N> and the device id extra<N>
     (N from 0, in the order of devices).  One boot then serves many drives
     (a boot costs about 13 s under TCG).
+
+    serial_prefix gives drive N the serial number <prefix><N> (a guest
+    finds its drives by serial: ncqmd.GUEST_SH's `disk`), unless its line
+    sets serial= itself.  keep_images reuses the images a previous run left
+    in workdir (a second boot on the same drives: a reboot after a power
+    cut, a re-assembly).
 
     Use it as Guest(extra_args=multi_drive_args(...), snapshot=False): a
     snapshot's key names these lines but not the images' size, and the
@@ -534,9 +541,12 @@ def multi_drive_args(workdir, devices, disk_size="256M", first_port=1):
             args += ["-device", f"ich9-ahci,id=ahci{hba}"]
         bus = f"ide.{slot}" if hba == 0 else f"ahci{hba}.{slot}"
         img = workdir / f"extra{i}.qcow2"
-        img.unlink(missing_ok=True)
-        subprocess.run([str(qemu_img), "create", "-q", "-f", "qcow2",
-                        str(img), disk_size], check=True)
+        if not (keep_images and img.exists()):
+            img.unlink(missing_ok=True)
+            subprocess.run([str(qemu_img), "create", "-q", "-f", "qcow2",
+                            str(img), disk_size], check=True)
+        if serial_prefix and "serial=" not in device:
+            device += f",serial={serial_prefix}{i}"
         args += ["-drive", f"if=none,id=x{i},file={img},format=qcow2",
                  "-device", f"{device},drive=x{i},bus={bus},id=extra{i}"]
     return args
