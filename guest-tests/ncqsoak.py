@@ -15,7 +15,8 @@ One round is one QEMU process (a boot) on the same images:
    while fio keeps direct random reads and writes going on a file of its
    own; every few files it changes a member's queue depth (sysfs).
    Meanwhile the host, about every second of wall time, changes a
-   member's firmware policy or queue depth (ncq-disk-set), adds a fault
+   member's firmware policy, starvation time-out or clustering
+   (ncq-disk-set), adds a fault
    rule to a member (slow, unc or hang; the seeded choice is this
    module's, the LBA range inside the array's data), and reads the
    rules' counters.
@@ -148,9 +149,9 @@ class Totals:
             f"wall time:          {self.wall_s:.0f} s "
             f"({self.wall_s / 60:.1f} min); wall/guest {ratio:.2f}",
             f"faults injected:    {faults or 'none'}",
-            f"QMP changes:        {self.qmp_changes} (ncq-disk-set policy "
-            f"and queue-depth); guest queue_depth changes "
-            f"{self.depth_changes}",
+            f"QMP changes:        {self.qmp_changes} (ncq-disk-set: policy, "
+            f"starvation time-out, clustering); guest queue_depth "
+            f"changes {self.depth_changes}",
             f"power cuts:         {self.cuts} (every drive at once; "
             f"{self.lost_sectors} sectors lost from the drives' caches), "
             f"{self.resyncs} md resyncs after them",
@@ -201,11 +202,20 @@ class Soak:
                 member = f"extra{self.rng.randrange(MEMBERS)}"
                 roll = self.rng.random()
                 if roll < 0.5:
+                    # The firmware's settings.  Not queue-depth: Linux
+                    # does not read IDENTIFY again, and a drive that
+                    # advertises less than the tags in use aborts them
+                    # (docs/device.md); the guest changes the depth it
+                    # uses through sysfs instead.
                     args = {"id": member}
-                    if self.rng.random() < 0.6:
+                    which = self.rng.random()
+                    if which < 0.6:
                         args["policy"] = self.rng.choice(POLICIES)
+                    elif which < 0.8:
+                        args["starvation-timeout-ns"] = self.rng.choice(
+                            (0, 500_000_000, 2_000_000_000))
                     else:
-                        args["queue-depth"] = self.rng.choice(DEPTHS)
+                        args["clustering"] = self.rng.choice((0, 256))
                     await qmp.execute("ncq-disk-set", args)
                     stats["qmp"] += 1
                 elif roll < 0.7:
