@@ -130,9 +130,14 @@ if [ {last} = 1 ]; then
 else
     # the cut is to test what a power loss loses, not a degraded RAID-5's
     # write hole (md refuses to start a dirty degraded array): whole first
-    readd
-    mdadm --wait /dev/md0
-    [ "$(cat /sys/block/md0/md/degraded)" = 0 ] || echo ERROR degraded-before-cut
+    n=0
+    until [ "$(cat /sys/block/md0/md/degraded)" = 0 ]; do
+        readd
+        mdadm --wait /dev/md0     # returns at once until md starts it
+        n=$((n + 1))
+        [ $n -lt 120 ] || {{ echo ERROR degraded-before-cut; break; }}
+        sleep 1
+    done
     echo CUT
     dd if=/dev/zero of=/dev/sda bs=4k count=1 seek=$(({trigger} / 8)) \
         oflag=direct 2>/dev/null
