@@ -198,7 +198,7 @@ class Soak:
     def __init__(self, workdir, minutes, round_s=300, seed=1,
                  log=print, member_mib=MEMBER_MIB):
         self.workdir = Path(workdir)
-        self.rounds = max(2, round(minutes * 60 / round_s))
+        self.target_s = minutes * 60
         self.round_s = round_s
         self.rng = random.Random(seed)
         self.log = log
@@ -269,8 +269,7 @@ class Soak:
             return stats            # QEMU quit: the round is over
 
     # ------------------------------------------------------------- a round
-    def run_round(self, i):
-        last = i == self.rounds - 1
+    def run_round(self, i, last):
         files = {
             "manifest.txt": "".join(f"{n} {s} {z}\n" for n, (s, z)
                                     in self.manifest.items()),
@@ -365,11 +364,24 @@ class Soak:
             name = next(iter(self.manifest))
             del self.manifest[name]
             self.delete.append(name)
-        self.log(f"soak: round {i + 1}/{self.rounds}: {wall:.0f} s wall, "
+        self.log(f"soak: round {i + 1}{' (last)' if last else ''}: "
+                 f"{wall:.0f} s wall, {t.guest_s:.0f} s of guest time so far, "
                  f"{len(self.manifest)} files in the manifest, "
                  f"{len(t.errors)} errors so far")
 
     def run(self):
-        for i in range(self.rounds):
-            self.run_round(i)
-        return self.totals
+        """Rounds until the guest time reaches the target: the last one,
+        which ends cleanly, is the one the previous round's length says
+        will reach it (at least one round with a cut comes first)."""
+        i, per_round = 0, self.round_s + 90
+        # a bound, should rounds fail before their guest time is known
+        most = 2 + 2 * int(self.target_s // self.round_s + 1)
+        while True:
+            before = self.totals.guest_s
+            last = i >= 1 and (before + per_round >= self.target_s or
+                               i + 1 >= most)
+            self.run_round(i, last)
+            per_round = max(self.totals.guest_s - before, self.round_s)
+            i += 1
+            if last:
+                return self.totals

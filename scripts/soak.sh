@@ -7,9 +7,10 @@
 #
 #   scripts/soak.sh [--minutes N] [--round-seconds S] [--seed N] [--workdir DIR]
 #
-# --minutes: guest time to run, about (default 120); --round-seconds:
-# guest seconds of workload per boot, each boot ending in a power cut
-# (default 300); --workdir: where the images and the rounds' logs go
+# --minutes: guest time to run, boots and checks included (default 120;
+# rounds run until the guests' time reaches it); --round-seconds: guest
+# seconds of workload per boot, each boot but the last ending in a power
+# cut (default 300); --workdir: where the images and the rounds' logs go
 # (default: a new directory under $TMPDIR, kept).  Uses $NCQ_QEMU_BUILD
 # and $NCQ_IMAGE_DIR if set, else builds them (scripts/build-qemu.sh,
 # images/build-image.sh).
