@@ -232,3 +232,36 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     }
     return sectors;
 }
+
+static int ncq_disk_collect_powered(Object *obj, void *opaque)
+{
+    GSList **list = opaque;
+    NcqDisk *d = (NcqDisk *)object_dynamic_cast(obj, TYPE_NCQ_DISK);
+
+    if (d && !d->power.off && d->prop.power_loss &&
+        !ncq_disk_image_inactive(d)) {
+        *list = g_slist_append(*list, d);
+    }
+    return 0;
+}
+
+/*
+ * A powercut rule pulls the machine's plug: every ncq-disk of the machine
+ * loses what its cache held at this same virtual instant (the machine is
+ * stopped by the first cut, so the clock stands still for the others),
+ * the trigger drive first, then the others in QOM tree order.  Then QEMU
+ * quits.
+ */
+void ncq_disk_power_cut_machine(NcqDisk *trigger)
+{
+    g_autoptr(GSList) all = NULL;
+    GSList *l;
+
+    ncq_disk_power_cut(trigger, false, NULL, NULL);
+    object_child_foreach_recursive(object_get_root(),
+                                   ncq_disk_collect_powered, &all);
+    for (l = all; l; l = l->next) {
+        ncq_disk_power_cut(l->data, false, NULL, NULL);
+    }
+    qemu_system_shutdown_request(SHUTDOWN_CAUSE_HOST_QMP_QUIT);
+}

@@ -409,6 +409,29 @@ static uint8_t ncq_disk_fault_error(int fault)
     }
 }
 
+/*
+ * A queued read the model says returns corrupt sectors (a corrupt fault,
+ * docs/faults.md): the image's data is in guest memory already; alter it
+ * there as the drive's media gives it.  The command ends with good
+ * status: the drive does not know.
+ */
+static void ncq_disk_corrupt_read(IDENCQCmd *cmd, const NcqCompletion *c)
+{
+    dma_addr_t len = MIN((dma_addr_t)cmd->sector_count * BDRV_SECTOR_SIZE,
+                         cmd->sg->size);
+    g_autofree uint8_t *buf = NULL;
+
+    if (cmd->is_write || len < (dma_addr_t)c->sectors * BDRV_SECTOR_SIZE) {
+        return;
+    }
+    buf = g_malloc(len);
+    /* dma_buf_write: from guest memory; dma_buf_read: to it */
+    dma_buf_write(buf, len, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
+    if (ncq_fault_corrupt(c, buf) > 0) {
+        dma_buf_read(buf, len, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
+    }
+}
+
 /* What the timer callback does after one completion */
 typedef enum NcqDiskNext {
     NCQ_DISK_NEXT,          /* on to the next completion */
@@ -423,7 +446,7 @@ static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
         ncq_trace_record(d->trace, c);
     }
     if (c->fault == NCQ_FAULT_POWERCUT) {
-        ncq_disk_power_cut(d, true, NULL, NULL);
+        ncq_disk_power_cut_machine(d);
         return NCQ_DISK_OFF;
     }
     d->held.error = ncq_disk_fault_error(c->fault);
@@ -465,7 +488,7 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         ncq_trace_record(d->trace, c);
     }
     if (c->fault == NCQ_FAULT_POWERCUT) {
-        ncq_disk_power_cut(d, true, NULL, NULL);
+        ncq_disk_power_cut_machine(d);
         return NCQ_DISK_OFF;
     }
     if (ncq_disk_fault_error(c->fault)) {
@@ -480,6 +503,9 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
     }
     if (ncq_disk_cdl_complete(d, r, c)) {
         return NCQ_DISK_NEXT;   /* a missed limit aborted it */
+    }
+    if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
+        ncq_disk_corrupt_read(r->cmd, c);
     }
     ncq_disk_finish(r, r->host_ret);
     return NCQ_DISK_NEXT;

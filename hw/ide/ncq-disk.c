@@ -383,9 +383,17 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
     }
 }
 
-static void ncq_disk_unrealize(DeviceState *qdev)
+/*
+ * Unplugged (device_del on an ich9-ahci port, docs/power-and-unplug.md):
+ * the HBA has made the drive drop its queue already.  The trace file
+ * gets what it holds; the SMART state is saved as at QEMU's exit.
+ */
+static void ncq_disk_unrealize(IDEDevice *dev)
 {
-    ncq_disk_release(NCQ_DISK(qdev));
+    NcqDisk *d = NCQ_DISK(dev);
+
+    ncq_disk_smart_save_file(d);
+    ncq_disk_release(d);
 }
 
 static void ncq_disk_instance_init(Object *obj)
@@ -509,6 +517,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     IDEDeviceClass *k = IDE_DEVICE_CLASS(klass);
 
     k->realize = ncq_disk_realize;
+    k->unrealize = ncq_disk_unrealize;
     k->identify = ncq_disk_identify;
     k->sata_gen = ncq_disk_sata_gen;
     k->exec_cmd = ncq_disk_exec_cmd;
@@ -520,7 +529,6 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_ncq_disk;
     /* A system reset is a power cycle for SMART */
     device_class_set_legacy_reset(dc, ncq_disk_smart_reset);
-    dc->unrealize = ncq_disk_unrealize;
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";
     device_class_set_props(dc, ncq_disk_properties);

@@ -1946,6 +1946,68 @@ static void test_power_cut(void)
     unlink(path);
 }
 
+/*
+ * device_del of a drive on an ich9-ahci port with commands queued (patch
+ * 20, docs/power-and-unplug.md): QEMU stays up, the port reports the lost
+ * link (PxSSTS.DET 0, PxSERR.DIAG.N/X, PxIS.PRCS/PCS); device_add of a
+ * new drive brings the link back and the host can talk to it.
+ */
+static void test_hotplug_unplug(gconstpointer data)
+{
+    const char *type = data;
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready(type, img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 8 * 4096);
+    AHCICommand *cmd[8];
+    uint16_t id[256];
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 7919 * (i + 1));
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
+    ahci_px_wreg(ahci, port, AHCI_PX_IS, 0xffffffff);
+    qtest_qmp_device_del(qts, "disk0");
+
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_DET, ==, 0);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SERR) &
+                    (AHCI_PX_SERR_DIAG_X | (1 << 16)), ==,
+                    AHCI_PX_SERR_DIAG_X | (1 << 16));
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS) &
+                    (AHCI_PX_IS_PRCS | AHCI_PX_IS_PCS), ==,
+                    AHCI_PX_IS_PRCS | AHCI_PX_IS_PCS);
+    /* nothing completes any more, the clock runs on */
+    qtest_clock_step(qts, 5000000000LL);
+    for (i = 0; i < 8; i++) {
+        ahci_command_free(cmd[i]);
+    }
+    ahci_free(ahci, gbuf);
+
+    /* a new drive in the same port */
+    ahci_px_wreg(ahci, port, AHCI_PX_SERR, 0xffffffff);
+    ahci_px_wreg(ahci, port, AHCI_PX_IS, 0xffffffff);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-add', "
+                             "'arguments': { 'driver': 'raw', "
+                             "'node-name': 'img1', 'file': { "
+                             "'driver': 'file', 'filename': %s } } }",
+                             img_path);
+    qtest_qmp_device_add(qts, type, "disk1",
+                         "{ 'drive': 'img1', 'bus': 'ide.0' }");
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_DET, ==, 3);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS) &
+                    AHCI_PX_IS_PRCS, ==, AHCI_PX_IS_PRCS);
+    /* as a host does: COMRESET, then IDENTIFY */
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, &id, sizeof(id), 0);
+    ncq_shutdown(ahci);
+}
+
 /* IDENTIFY word @w, from a fresh IDENTIFY. */
 static uint16_t identify_word(AHCIQState *ahci, uint8_t port, int w)
 {
@@ -2279,6 +2341,10 @@ int main(int argc, char **argv)
     close(fd);
 
     qtest_add_func("/ncq-disk/identify", test_identify);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-with-queued-commands",
+                        "ncq-disk", test_hotplug_unplug);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-hotplug-unplug",
+                        "ide-hd", test_hotplug_unplug);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
     qtest_add_func("/ncq-disk/identify/link-per-model",

@@ -274,6 +274,95 @@ static void test_deterministic(void)
     ncq_model_free(m2);
 }
 
+/* Bytes of two buffers of @n sectors that differ, per sector. */
+static void sector_diffs(const uint8_t *a, const uint8_t *b, int n, int *out)
+{
+    int i, k;
+
+    for (i = 0; i < n; i++) {
+        out[i] = 0;
+        for (k = 0; k < 512; k++) {
+            out[i] += a[i * 512 + k] != b[i * 512 + k];
+        }
+    }
+}
+
+/*
+ * corrupt: a queued read over the range completes with good status and
+ * NCQ_FAULT_CORRUPT; ncq_fault_corrupt() alters exactly its unhealed
+ * sectors, the same bytes on every read; a write heals the sectors it
+ * covers; a non-queued read is served as-is; the rule is limited to 64
+ * sectors and to reads.
+ */
+static void test_corrupt(void)
+{
+    NcqModel *m = fault_model(false, "corrupt@1000+16");
+    NcqFaultRule r[NCQ_MAX_FAULTS];
+    static uint8_t good[32 * 512], a[32 * 512], b[32 * 512];
+    NcqCompletion c, c2;
+    NcqCmd nq = { .id = 0, .op = NCQ_OP_READ, .lba = 1000, .sectors = 8 };
+    int d[32], i;
+    char err[512];
+    uint64_t seed;
+
+    for (i = 0; i < (int)sizeof(good); i++) {
+        good[i] = (uint8_t)(i * 7 + 3);
+    }
+    /* a read of 992..1023 touches sectors 1000..1015 */
+    c = one(m, NCQ_OP_READ, 992, 32, 0);
+    CHECK_EQ(c.fault, NCQ_FAULT_CORRUPT);
+    CHECK_EQ(c.fault_lba, 1000);
+    CHECK_EQ(c.corrupt_mask, 0xffff);
+    memcpy(a, good, sizeof(a));
+    CHECK_EQ(ncq_fault_corrupt(&c, a), 16);
+    sector_diffs(a, good, 32, d);
+    for (i = 0; i < 32; i++) {
+        CHECK(d[i] == (i >= 8 && i < 24 ? 8 : 0),
+              "sector %d: %d bytes altered", 992 + i, d[i]);
+    }
+    /* the same sectors read the same altered bytes again */
+    c2 = one(m, NCQ_OP_READ, 992, 32, 1000 * MS);
+    memcpy(b, good, sizeof(b));
+    CHECK_EQ(ncq_fault_corrupt(&c2, b), 16);
+    CHECK(!memcmp(a, b, sizeof(a)), "a corrupt sector reads differently");
+    /* a write of 1004..1007 heals those four */
+    c = one(m, NCQ_OP_WRITE, 1004, 4, 2000 * MS);
+    CHECK_EQ(c.fault, NCQ_FAULT_NONE);
+    c = one(m, NCQ_OP_READ, 1000, 16, 3000 * MS);
+    CHECK_EQ(c.fault, NCQ_FAULT_CORRUPT);
+    CHECK_EQ(c.fault_lba, 1000);
+    CHECK_EQ(c.corrupt_mask, 0xff0f);
+    memcpy(a, good, 16 * 512);
+    CHECK_EQ(ncq_fault_corrupt(&c, a), 12);
+    sector_diffs(a, good, 16, d);
+    CHECK(d[3] == 8 && d[4] == 0 && d[7] == 0 && d[8] == 8, "heal");
+    /* a read of healed sectors only is not a hit */
+    c = one(m, NCQ_OP_READ, 1004, 4, 4000 * MS);
+    CHECK_EQ(c.fault, NCQ_FAULT_NONE);
+    /* a non-queued read is not altered (ncq-disk has no hook there) */
+    CHECK_EQ(ncq_model_submit(m, &nq, 5000 * MS), 0);
+    CHECK_EQ(ncq_test_drain(m, &c, 1), 1);
+    CHECK_EQ(c.fault, NCQ_FAULT_NONE);
+    CHECK_EQ(ncq_model_fault_list(m, r, NCQ_MAX_FAULTS), 1);
+    CHECK_EQ(r[0].hits, 3);
+    CHECK_EQ(r[0].healed, 0xf0);
+    CHECK(r[0].seed != 0, "no seed");
+    seed = r[0].seed;
+    ncq_model_free(m);
+
+    CHECK(ncq_fault_parse("corrupt@0+65", r, NCQ_MAX_FAULTS, err,
+                          sizeof(err)) < 0 &&
+          strstr(err, "corrupt covers at most 64 sectors"), "%s", err);
+    CHECK(ncq_fault_parse("corrupt@0:writes", r, NCQ_MAX_FAULTS, err,
+                          sizeof(err)) < 0 &&
+          strstr(err, "corrupt applies to reads only"), "%s", err);
+    /* the same rule on the same model draws the same seed */
+    m = fault_model(false, "corrupt@1000+16");
+    CHECK_EQ(ncq_model_fault_list(m, r + 1, NCQ_MAX_FAULTS - 1), 1);
+    CHECK(r[1].seed == seed, "seed not deterministic");
+    ncq_model_free(m);
+}
+
 static void test_volatile(void)
 {
     NcqModel *m = fault_model(true, "");
@@ -328,6 +417,7 @@ int main(void)
 {
     test_parse();
     test_modes();
+    test_corrupt();
     test_errors();
     test_hang();
     test_slow();

@@ -35,6 +35,7 @@ static const struct {
     { 1, 0x71b1b9032594869dULL },
     { 2, 0x85800501be3984cfULL },   /* issue 13 */
     { 3, 0x697d979855d34110ULL },   /* issue 15: Command Duration Limits */
+    { 4, 0xa1aca85f4fbeed79ULL },   /* issue 17: the corrupt fault */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

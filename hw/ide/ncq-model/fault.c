@@ -3,7 +3,9 @@
  *
  * A rule names an LBA range and what happens to READ/WRITE commands that
  * touch it: an uncorrectable read (UNC), a failed write, a command that
- * never completes, extra latency, or a power cut.  The decision is taken
+ * never completes, extra latency, a power cut, or silently corrupt data
+ * (a read returns altered bytes with good status until a write heals the
+ * sector).  The decision is taken
  * when the command arrives, from the rule's counters only, so runs stay
  * deterministic; the outcome leaves the model with the completion
  * (NcqCompletion.fault), except for a hang, which never completes.
@@ -17,12 +19,14 @@
 #include <string.h>
 #include "ncq-int.h"
 
+#define NCQ_FAULT_SECTOR_BYTES 512
+
 #define NCQ_FAULT_SYNTAX "syntax: KIND@LBA[+SECTORS][:once|:every=N]" \
     "[:reads|:writes][:delay=TIME], KIND one of unc, werr, hang, slow, " \
-    "powercut, rules separated by ';'"
+    "powercut, corrupt, rules separated by ';'"
 
 static const char *const ncq_fault_names[NCQ_FAULT__MAX] = {
-    "none", "unc", "werr", "hang", "slow", "powercut",
+    "none", "unc", "werr", "hang", "slow", "powercut", "corrupt",
 };
 
 const char *ncq_fault_kind_name(NcqFaultKind k)
@@ -35,6 +39,7 @@ static uint32_t ncq_fault_default_ops(NcqFaultKind k)
 {
     switch (k) {
     case NCQ_FAULT_UNC:
+    case NCQ_FAULT_CORRUPT:     /* a write heals it, whatever the rule */
         return NCQ_FAULT_READS;
     case NCQ_FAULT_WRITE:
         return NCQ_FAULT_WRITES;
@@ -145,8 +150,14 @@ static const char *ncq_fault_parse_one(const char *s, size_t len,
     if (r->kind != NCQ_FAULT_SLOW && r->delay_ns) {
         return "only slow takes :delay=";
     }
+    if (r->kind == NCQ_FAULT_CORRUPT &&
+        r->sectors > NCQ_FAULT_CORRUPT_MAX) {
+        return "corrupt covers at most 64 sectors; give several rules";
+    }
     if (r->ops & ~ncq_fault_default_ops(r->kind)) {
         return r->kind == NCQ_FAULT_UNC ? "unc applies to reads only" :
+               r->kind == NCQ_FAULT_CORRUPT ?
+               "corrupt applies to reads only (a write heals it)" :
                "werr applies to writes only";
     }
     return NULL;
@@ -218,7 +229,9 @@ int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
     if ((unsigned)r->kind >= NCQ_FAULT__MAX || r->kind == NCQ_FAULT_NONE ||
         r->sectors < 1 || !(r->ops & (NCQ_FAULT_READS | NCQ_FAULT_WRITES)) ||
         (r->mode == NCQ_FAULT_EVERY && r->every < 1) ||
-        (r->kind == NCQ_FAULT_SLOW && r->delay_ns <= 0)) {
+        (r->kind == NCQ_FAULT_SLOW && r->delay_ns <= 0) ||
+        (r->kind == NCQ_FAULT_CORRUPT &&
+         r->sectors > NCQ_FAULT_CORRUPT_MAX)) {
         snprintf(err, errlen, "malformed fault rule");
         return NCQ_ERR_INVAL;
     }
@@ -237,6 +250,20 @@ int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
     m->faults.rule[m->faults.n] = *r;
     m->faults.rule[m->faults.n].matched = 0;
     m->faults.rule[m->faults.n].hits = 0;
+    if (r->kind == NCQ_FAULT_CORRUPT && !r->seed) {
+        /*
+         * The altered bytes' seed: from the model's seeded generator, on
+         * a copy of its state so that the model's own draws (and hence
+         * its timing) do not move when a rule is added.
+         */
+        uint64_t st = m->rng + r->lba;
+
+        m->faults.rule[m->faults.n].seed = ncq_rng_next(&st) | 1;
+        m->faults.rule[m->faults.n].healed = 0;
+    } else if (r->kind != NCQ_FAULT_CORRUPT) {
+        m->faults.rule[m->faults.n].seed = 0;
+        m->faults.rule[m->faults.n].healed = 0;
+    }
     return m->faults.n++;
 }
 
@@ -277,6 +304,68 @@ NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id)
     return (NcqFaultKind)s->c.fault;
 }
 
+/* Bits of a corrupt rule's sectors that [lo, hi) covers. */
+static uint64_t ncq_fault_bits(const NcqFaultRule *r, uint64_t lo,
+                               uint64_t hi)
+{
+    uint64_t a = lo > r->lba ? lo - r->lba : 0;
+    uint64_t b = hi < r->lba + r->sectors ? hi - r->lba : r->sectors;
+    uint64_t upto = b >= 64 ? ~0ULL : (1ULL << b) - 1;
+
+    return a >= b ? 0 : upto & ~((1ULL << a) - 1);
+}
+
+/*
+ * A corrupt rule over a read that fires: its sectors that no write healed
+ * read altered.  False if every sector it covers is healed.
+ */
+static bool ncq_fault_corrupt_fate(NcqFaultRule *r, uint64_t lo,
+                                   uint64_t hi, NcqFaultFate *fate)
+{
+    uint64_t bits = ncq_fault_bits(r, lo, hi) & ~r->healed;
+    int first;
+
+    if (!bits) {
+        return false;
+    }
+    first = __builtin_ctzll(bits);
+    fate->lba = r->lba + first;
+    fate->corrupt_mask = bits >> first;
+    fate->corrupt_seed = r->seed;
+    return true;
+}
+
+int ncq_fault_corrupt(const NcqCompletion *c, uint8_t *buf)
+{
+    int i, k, n = 0;
+
+    if (c->fault != NCQ_FAULT_CORRUPT || c->fault_lba < c->lba) {
+        return 0;
+    }
+    for (i = 0; i < 64 && (c->corrupt_mask >> i); i++) {
+        uint64_t lba = c->fault_lba + i, st;
+        uint8_t *s;
+        uint32_t pos;
+
+        if (!((c->corrupt_mask >> i) & 1) || lba >= c->lba + c->sectors) {
+            continue;
+        }
+        /*
+         * Eight bytes 64 apart, each XORed with a non-zero value: the
+         * sector always differs from what was written, the same way on
+         * every read (the seed is the rule's, the walk the sector's).
+         */
+        s = buf + (lba - c->lba) * NCQ_FAULT_SECTOR_BYTES;
+        st = c->corrupt_seed ^ (lba * 0x9e3779b97f4a7c15ULL);
+        pos = (uint32_t)(ncq_rng_next(&st) % 64);
+        for (k = 0; k < 8; k++) {
+            s[pos + 64 * k] ^= (uint8_t)(ncq_rng_next(&st) | 1);
+        }
+        n++;
+    }
+    return n;
+}
+
 /* At submit: decide the command's fate from the rules' counters. */
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
 {
@@ -296,7 +385,15 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
         NcqFaultRule *r = &m->faults.rule[i];
         bool fire;
 
-        if (!(r->ops & op) || hi <= r->lba || lo >= r->lba + r->sectors) {
+        if (hi <= r->lba || lo >= r->lba + r->sectors) {
+            continue;
+        }
+        if (r->kind == NCQ_FAULT_CORRUPT && op == NCQ_FAULT_WRITES) {
+            /* New data with its new ECC: the sectors read right again */
+            r->healed |= ncq_fault_bits(r, lo, hi);
+            continue;
+        }
+        if (!(r->ops & op)) {
             continue;
         }
         r->matched++;
@@ -327,9 +424,16 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
                 continue;
             }
         }
+        if (r->kind == NCQ_FAULT_CORRUPT &&
+            (!cmd->queued || !ncq_fault_corrupt_fate(r, lo, hi, fate))) {
+            /* Healed; or a non-queued read, which ncq-disk serves as-is */
+            continue;
+        }
         r->hits++;
         fate->kind = r->kind;
-        fate->lba = first;
+        if (r->kind != NCQ_FAULT_CORRUPT) {
+            fate->lba = first;
+        }
         fate->hang = r->kind == NCQ_FAULT_HANG;
     }
 }

@@ -262,6 +262,8 @@ struct NcqModel {
 typedef struct NcqFaultFate {
     NcqFaultKind kind;
     uint64_t lba;
+    uint64_t corrupt_mask;      /* NCQ_FAULT_CORRUPT, from lba */
+    uint64_t corrupt_seed;
     int64_t delay_ns;
     bool hang;
 } NcqFaultFate;

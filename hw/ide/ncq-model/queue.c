@@ -88,6 +88,8 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
     s->c.queue_len_at_arrival = m->q.outstanding;
     s->c.fault = fate->kind;
     s->c.fault_lba = fate->lba;
+    s->c.corrupt_mask = fate->corrupt_mask;
+    s->c.corrupt_seed = fate->corrupt_seed;
     s->fault_delay_ns = fate->delay_ns;
     s->fault_hang = fate->hang;
     s->c.cdl = cmd->cdl;
@@ -97,7 +99,7 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
         s->cmd.prio = false;
     }
     if (fate->kind == NCQ_FAULT_UNC || fate->kind == NCQ_FAULT_WRITE ||
-        fate->kind == NCQ_FAULT_HANG) {
+        fate->kind == NCQ_FAULT_HANG || fate->kind == NCQ_FAULT_CORRUPT) {
         /*
          * The failing sectors are on the media: no buffer hit, no write
          * caching, as if the host had asked for FUA.

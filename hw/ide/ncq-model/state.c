@@ -52,6 +52,8 @@
  *              active_policy, inactive_policy, active_us, inactive_us,
  *              total_us), read ones first; the parameters' cdl in the
  *              fingerprint
+ *   v4 (issue 17, the corrupt fault): a completion's corrupt_mask and
+ *              corrupt_seed; a fault rule's healed and seed
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -83,7 +85,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   3
+#define NCQ_STATE_VERSION   4
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -562,6 +564,10 @@ static void ncq_vis_completion(NcqVis *v, NcqCompletion *c)
         ncq_vis_u8(v, "c.cdl_outcome", &c->cdl_outcome,
                    NCQ_CDL_OUTCOME__MAX - 1);
     }
+    if (v->version >= 4) {
+        ncq_vis_u64(v, "c.corrupt_mask", &c->corrupt_mask);
+        ncq_vis_u64(v, "c.corrupt_seed", &c->corrupt_seed);
+    }
 }
 
 static void ncq_vis_slot(NcqVis *v, NcqModel *m, int i)
@@ -774,6 +780,10 @@ static void ncq_vis_faults(NcqVis *v, NcqModel *m)
         ncq_vis_i64(v, "delay_ns", &r.delay_ns);
         ncq_vis_u64(v, "matched", &r.matched);
         ncq_vis_u64(v, "hits", &r.hits);
+        if (v->version >= 4) {
+            ncq_vis_u64(v, "healed", &r.healed);
+            ncq_vis_u64(v, "seed", &r.seed);
+        }
         if (v->mode != NCQ_VIS_LOAD || v->failed) {
             continue;
         }
@@ -783,6 +793,7 @@ static void ncq_vis_faults(NcqVis *v, NcqModel *m)
         }
         m->faults.rule[i].matched = r.matched;
         m->faults.rule[i].hits = r.hits;
+        m->faults.rule[i].healed = r.healed;
     }
 }
 

@@ -191,6 +191,8 @@ void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost);
 bool ncq_disk_image_inactive(NcqDisk *d);
+/* A powercut rule fired: cut every ncq-disk of the machine, then quit. */
+void ncq_disk_power_cut_machine(NcqDisk *trigger);
 
 /* ncq-disk-migrate.c */
 extern const VMStateDescription vmstate_ncq_disk;

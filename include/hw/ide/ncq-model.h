@@ -233,6 +233,9 @@ typedef struct NcqCompletion {
     uint32_t delay_count;     /* later arrivals that completed first */
     int fault;                /* NcqFaultKind injected, NCQ_FAULT_NONE */
     uint64_t fault_lba;       /* first failing sector (UNC, write error) */
+    /* NCQ_FAULT_CORRUPT: bit i: sector fault_lba + i reads altered */
+    uint64_t corrupt_mask;
+    uint64_t corrupt_seed;
     uint8_t cdl;              /* the CDL index it came with, 0: none */
     uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
 } NcqCompletion;
@@ -385,7 +388,8 @@ typedef enum NcqFaultKind {
     NCQ_FAULT_HANG = 3,       /* never completes (until a reset) */
     NCQ_FAULT_SLOW = 4,       /* completes delay_ns late */
     NCQ_FAULT_POWERCUT = 5,   /* power is cut when it completes */
-    NCQ_FAULT__MAX = 6,
+    NCQ_FAULT_CORRUPT = 6,    /* read returns altered data, no error */
+    NCQ_FAULT__MAX = 7,
 } NcqFaultKind;
 
 typedef enum NcqFaultMode {
@@ -397,6 +401,8 @@ typedef enum NcqFaultMode {
 #define NCQ_FAULT_READS     1u
 #define NCQ_FAULT_WRITES    2u
 #define NCQ_MAX_FAULTS      16
+/* A corrupt rule's range: its healed sectors are one bit each */
+#define NCQ_FAULT_CORRUPT_MAX 64
 
 /*
  * A rule matches READ and WRITE commands (queued or not) that touch
@@ -415,6 +421,13 @@ typedef struct NcqFaultRule {
     int64_t delay_ns;         /* NCQ_FAULT_SLOW */
     uint64_t matched;         /* commands that touched the range */
     uint64_t hits;            /* commands the rule acted on */
+    /*
+     * NCQ_FAULT_CORRUPT: bit i set once a write reached sector lba + i
+     * (it reads right again), and the seed of the altered bytes, drawn
+     * when the rule is added (0 there: draw one).
+     */
+    uint64_t healed;
+    uint64_t seed;
 } NcqFaultRule;
 
 /*
@@ -436,6 +449,13 @@ int ncq_model_fault_clear(NcqModel *m, int index);
 int ncq_model_fault_list(const NcqModel *m, NcqFaultRule *out, int max);
 /* The fault decided for outstanding command @id, or NCQ_FAULT_NONE. */
 NcqFaultKind ncq_model_fault_of(const NcqModel *m, uint32_t id);
+/*
+ * A read completed with NCQ_FAULT_CORRUPT: alter @buf, the data of
+ * [c->lba, c->lba + c->sectors) as the media gave it, the way the drive
+ * returns its corrupt sectors (the same bytes each time for a sector and
+ * rule).  Returns how many sectors it altered.
+ */
+int ncq_fault_corrupt(const NcqCompletion *c, uint8_t *buf);
 
 /* ---- Command Duration Limits (cdl.c, docs/cdl.md) ---- */
 #define NCQ_CDL_DESCS       7       /* descriptors per direction */
