@@ -260,6 +260,7 @@ def _cache(f, s, rev, sk):
     f.default("cache", "min_readahead_kib")
     f.default("cache", "write_cache_kib")
     hit = cache.hit_response_ns(s["readahead"], s["segments"], rev)
+    f.data["hit_ns"] = hit
     f.default("overhead", "read_hit_ms")
     if hit and sk:
         spt0 = f.zone_lines[0][2] if f.zone_lines else 1000
