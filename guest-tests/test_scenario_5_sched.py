@@ -1,9 +1,9 @@
 """Scenario 5 (docs/scenarios.md): interleaved sequential readers under
 bfq (default slice_idle) and none at queue_depth 1 and 31: throughput,
 request sizes and seeks between readers, on the drive as built (no TRIM)
-and advertising TRIM.  With TRIM advertised bfq's idling wins at depth 1
-and is lost at depth 31; as built, bfq at depth 1 does not keep the
-readers apart, and only bfq reacts to the difference.
+and advertising TRIM.  bfq's idling wins at depth 1 (in the regime the
+start phase picks) and is lost at depth 31; advertising TRIM changes the
+commands nowhere and the drive time only by the platter's phase.
 
 Long (several guest boots): runs only with NCQ_LONG_SCENARIOS=1."""
 
