@@ -396,6 +396,19 @@ static void ncq_disk_unrealize(IDEDevice *dev)
     ncq_disk_release(d);
 }
 
+/*
+ * The model string realize gave the IDE core (dev->model is no property of
+ * ncq-disk, so qdev does not free it): a drive unplugged and plugged again
+ * would leak one each time.
+ */
+static void ncq_disk_instance_finalize(Object *obj)
+{
+    IDEDevice *dev = IDE_DEVICE(obj);
+
+    g_free(dev->model);
+    dev->model = NULL;
+}
+
 static void ncq_disk_instance_init(Object *obj)
 {
     /* No qdev default: "(default: 4294967295)" would tell users nothing */
@@ -540,6 +553,7 @@ static const TypeInfo ncq_disk_info = {
     .parent        = TYPE_IDE_DEVICE,
     .instance_size = sizeof(NcqDisk),
     .instance_init = ncq_disk_instance_init,
+    .instance_finalize = ncq_disk_instance_finalize,
     .class_init    = ncq_disk_class_init,
 };
 
