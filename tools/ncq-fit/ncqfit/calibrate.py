@@ -104,9 +104,55 @@ def min_readahead(f, render, workdir, sim):
     return how
 
 
+# the response-time percentiles of the deepest queue the calibration
+# compares (the SPTF tail lies in p90 and p99)
+LATENCY_PCTS = (0.5, 0.9, 0.99)
+IOPS_BATCHES = 10
+PLAN_GRID = (0, 0.25, 0.5, 0.85, 1.25)
+EVAL_GRID = (0, 10, 20, 40)
+PLAN_REFINE = 0.05
+MIN_LATENCY_READS = 200
+
+
+def _iops_se(recs):
+    """Relative standard error of a depth's measured throughput: batch
+    means over IOPS_BATCHES consecutive runs of its reads."""
+    rs = sorted(recs, key=lambda r: r["submit_ns"])
+    n = len(rs) // IOPS_BATCHES
+    if n < 2:
+        return None
+    rates = []
+    for b in range(IOPS_BATCHES):
+        part = rs[b * n:(b + 1) * n]
+        span = max(r["done_ns"] for r in part) - part[0]["submit_ns"]
+        rates.append(len(part) / span)
+    return statistics.stdev(rates) / IOPS_BATCHES ** 0.5 / \
+        statistics.fmean(rates)
+
+
+def _pct(lat, p):
+    return lat[min(len(lat) - 1, max(0, int(p * len(lat))))]
+
+
+def _pct_se(lat, p):
+    """Relative standard error of the p-quantile of sorted @lat: the
+    values one binomial standard deviation of rank either side."""
+    n = len(lat)
+    k = (n * p * (1 - p)) ** 0.5
+    return (_pct(lat, p + k / n) - _pct(lat, p - k / n)) / 2 / _pct(lat, p)
+
+
 def calibrate(f, render, workdir, count=6000):
     """Adjusts plan_settle_ms and eval_us of an SPTF fit; returns a note
-    or None when ncq-sim is missing or the policy is FCFS."""
+    or None when ncq-sim is missing or the policy is FCFS.
+
+    The criterion is a chi-square: the model's throughput at each depth
+    > 1 (ncq-sim's closed loop) and the response-time percentiles
+    LATENCY_PCTS of the deepest queue's reads (the same reads replayed
+    at that depth), each relative difference from the measurement
+    divided by that measurement's own standard error.  Throughput alone
+    does not tell nearby planned settles apart; the spread of the
+    response times at depth (how long SPTF leaves a read waiting) does."""
     sim = find_ncq_sim()
     depths = f.data.get("depths") or {}
     deep = [d for d in depths if d > 1]
@@ -115,26 +161,81 @@ def calibrate(f, render, workdir, count=6000):
     mra = min_readahead(f, render, workdir, sim)
     if not deep or f.get("firmware", "policy") != "sptf":
         return mra
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import ncqfit_sim
+
+    recs = f.data.get("queue_records") or ()
+    gap = host_gap_ns(f) or 0
+    host = ("--host-delay-ns", str(int(gap)))
+    dmax = max(deep)
+    top = sorted((r for r in recs if r["depth"] == dmax),
+                 key=lambda r: r["submit_ns"])
+    meas = sorted(r["done_ns"] - r["submit_ns"] for r in top)
+    reqs = [(0, "R", r["lba"], QUEUE_READ_SECTORS) for r in top]
+    se1 = _iops_se([r for r in recs if r["depth"] == 1])
+    iops_se = {d: _iops_se([r for r in recs if r["depth"] == d])
+               for d in deep}
+    # without the records (an old sample file) or enough of them: the
+    # throughput alone, as before
+    use_lat = len(meas) >= MIN_LATENCY_READS and bool(se1) and \
+        all(iops_se.values())
+    if use_lat:
+        # the gain over depth 1: a ratio of two measured throughputs
+        iops_se = {d: (se ** 2 + se1 ** 2) ** 0.5
+                   for d, se in iops_se.items()}
     jit = f.get("seek", "jitter_ms")
-    best = None
     path = Path(workdir) / "calibrate.ncqm"
-    for plan in (jit, jit + 0.25, jit + 0.5, jit + 0.85, jit + 1.25):
-        for ev in (0, 10, 20, 40):
-            f.values[("seek", "plan_settle_ms")] = (round(plan, 3), "")
-            f.values[("firmware", "eval_us")] = (ev, "")
-            path.write_text(render(f))
-            err = 0.0
-            for d in deep:
-                sim_v = sim_iops(sim, path, d, count)
-                err += (sim_v / depths[d]["iops"] - 1) ** 2
-            if best is None or err < best[0]:
-                best = (err, plan, ev)
+    tried = {}
+
+    def cost(plan, ev):
+        key = (round(plan, 3), ev)
+        if key in tried:
+            return tried[key]
+        f.values[("seek", "plan_settle_ms")] = (key[0], "")
+        f.values[("firmware", "eval_us")] = (ev, "")
+        path.write_text(render(f))
+        err = 0.0
+        base = sim_iops(sim, path, 1, count, host) / depths[1]["iops"] \
+            if use_lat else 1.0
+        for d in deep:
+            rel = sim_iops(sim, path, d, count, host if use_lat else ()) \
+                / depths[d]["iops"] / base - 1
+            err += (rel / iops_se[d]) ** 2 if use_lat else rel ** 2
+        if use_lat:
+            lat = sorted(ncqfit_sim.simulate(path, reqs, depth=dmax,
+                                             host_delay_ns=int(gap),
+                                             sim=sim))
+            for p in LATENCY_PCTS:
+                rel = _pct(lat, p) / _pct(meas, p) - 1
+                err += (rel / _pct_se(meas, p)) ** 2
+        tried[key] = err
+        return err
+
+    best = min(((cost(jit + plan, ev), jit + plan, ev)
+                for plan in PLAN_GRID for ev in EVAL_GRID))
+    if use_lat:
+        # refine the planned settle between the grid's neighbours (not
+        # beyond the grid: the data of a short run would extrapolate)
+        for step in (-3, -2, -1, 1, 2, 3):
+            plan = best[1] + step * PLAN_REFINE
+            if jit + PLAN_GRID[0] <= plan <= jit + PLAN_GRID[-1] + 1e-9:
+                best = min(best, (cost(plan, best[2]), plan, best[2]))
     err, plan, ev = best
-    rms = (err / len(deep)) ** 0.5
-    how = (f"grid with ncq-sim (plan_settle jitter + 0/0.25/0.5/0.85/1.25 "
-           f"ms x eval 0/10/20/40 us): the pair closest to the measured "
-           f"throughput at depths {', '.join(map(str, sorted(deep)))} "
-           f"(rms error {100 * rms:.1f} %)")
+    grid = ("plan_settle jitter + 0/0.25/0.5/0.85/1.25 ms x eval 0/10/20/"
+            "40 us")
+    if use_lat:
+        how = (f"grid with ncq-sim ({grid}, then plan_settle in "
+               f"{PLAN_REFINE} ms steps around the best): the pair closest "
+               f"to the measured gain in throughput over depth 1 at depths "
+               f"{', '.join(map(str, sorted(deep)))} and p50/p90/p99 of the "
+               f"{len(meas)} reads at depth {dmax} (replayed), each "
+               f"difference over its standard error (chi-square {err:.1f} "
+               f"over {len(deep) + len(LATENCY_PCTS)} terms)")
+    else:
+        how = (f"grid with ncq-sim ({grid}): the pair closest to the "
+               f"measured throughput at depths "
+               f"{', '.join(map(str, sorted(deep)))} (rms error "
+               f"{100 * (err / len(deep)) ** 0.5:.1f} %)")
     f.set("seek", "plan_settle_ms", round(plan, 3), how)
     f.set("firmware", "eval_us", ev, how)
     path.unlink()
