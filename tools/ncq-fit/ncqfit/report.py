@@ -13,6 +13,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from . import calibrate, layout  # noqa: E402
 
 
+def _finish(fig, ax, xlabel, ylabel, title, path):
+    """Label a plot, write it to path and free it."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def _seek_plot(f, model, path):
     sk = f.data.get("seek")
     if not sk:
@@ -27,13 +38,8 @@ def _seek_plot(f, model, path):
     ax.plot(xs, meas, "o", ms=3, label="measured (threshold midpoint)")
     ax.plot(xs, fitted, "-", label="fitted model (seek + mean jitter)")
     ax.set_xscale("symlog", linthresh=max(min(x for x in xs if x) * 10, 1))
-    ax.set_xlabel("distance (sectors)")
-    ax.set_ylabel("ms")
-    ax.set_title(f"{f.name}: seek profile")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _finish(fig, ax, "distance (sectors)", "ms",
+            f"{f.name}: seek profile", path)
     return True
 
 
@@ -49,13 +55,8 @@ def _zone_plot(f, model, path):
             [model.zone_rate(z) / 1e6 for z in model.zones] +
             [model.zone_rate(model.zones[-1]) / 1e6], where="post",
             label="fitted zones")
-    ax.set_xlabel("LBA (TB from the start, 512-byte sectors)")
-    ax.set_ylabel("MB/s")
-    ax.set_title(f"{f.name}: media rate against LBA")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _finish(fig, ax, "LBA (TB from the start, 512-byte sectors)", "MB/s",
+            f"{f.name}: media rate against LBA", path)
     return True
 
 
@@ -100,13 +101,8 @@ def _cdf_plot(f, model_path, path):
             rows.append((d, meas[n // 2], sim[m // 2], meas[int(n * .99)],
                          sim[int(m * .99)]))
     ax.set_xscale("log")
-    ax.set_xlabel("response time (ms, log scale)")
-    ax.set_ylabel("fraction of reads")
-    ax.set_title(f"{f.name}: random 4 KiB reads")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _finish(fig, ax, "response time (ms, log scale)", "fraction of reads",
+            f"{f.name}: random 4 KiB reads", path)
     return rows
 
 
