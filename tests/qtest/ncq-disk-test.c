@@ -2319,15 +2319,10 @@ static void add_builtin_model_tests(void)
     }
 }
 
-int main(int argc, char **argv)
+/* The two sparse images the tests run on (unlinked at the end of main) */
+static void make_images(void)
 {
-    int fd, ret;
-
-    g_test_init(&argc, &argv, NULL);
-    if (!qtest_has_device("ncq-disk")) {
-        g_test_skip("ncq-disk is not built in");
-        return g_test_run();
-    }
+    int fd;
 
     img_path = g_strdup("/tmp/qtest.ncq-disk.XXXXXX");
     fd = g_mkstemp(img_path);
@@ -2339,7 +2334,11 @@ int main(int argc, char **argv)
     g_assert(fd >= 0);
     g_assert(ftruncate(fd, BIG_SECTORS * 512) == 0);
     close(fd);
+}
 
+/* IDENTIFY, hot-plug, and queued commands that succeed */
+static void add_identify_and_ncq_tests(void)
+{
     qtest_add_func("/ncq-disk/identify", test_identify);
     qtest_add_data_func("/ncq-disk/hotplug/unplug-with-queued-commands",
                         "ncq-disk", test_hotplug_unplug);
@@ -2356,6 +2355,11 @@ int main(int argc, char **argv)
                         test_matches_model);
     qtest_add_data_func("/ncq-disk/ncq/matches-model/fcfs", "policy=fcfs",
                         test_matches_model);
+}
+
+/* What a misbehaving guest gets: the ATA error behaviour */
+static void add_error_tests(void)
+{
     qtest_add_func("/ncq-disk/error/lba-range", test_error_lba_range);
     qtest_add_func("/ncq-disk/error/duplicate-tag", test_error_duplicate_tag);
     qtest_add_func("/ncq-disk/error/tag-beyond-depth",
@@ -2379,6 +2383,11 @@ int main(int argc, char **argv)
                    test_dma_to_mmio_does_not_hang);
     qtest_add_func("/ncq-disk/error/fetch-during-drop",
                    test_error_fetch_during_drop);
+}
+
+/* Resets and port stops while commands are queued, parked or held */
+static void add_reset_tests(void)
+{
     qtest_add_data_func("/ncq-disk/reset/hba", "hba", test_reset_kinds);
     qtest_add_data_func("/ncq-disk/reset/srst", "srst", test_reset_kinds);
     qtest_add_func("/ncq-disk/reset/commands-during-and-after",
@@ -2387,6 +2396,11 @@ int main(int argc, char **argv)
                    test_port_stop_then_reuse_tags);
     qtest_add_func("/ncq-disk/guest/never-clears-interrupts",
                    test_never_clears_interrupts);
+}
+
+/* Injected faults, power, TRIM, non-queued commands, QMP */
+static void add_fault_and_other_tests(void)
+{
     qtest_add_func("/ncq-disk/fault/unc-ncq", test_fault_unc_ncq);
     qtest_add_func("/ncq-disk/fault/write-ncq", test_fault_write_ncq);
     qtest_add_func("/ncq-disk/fault/unc-non-queued",
@@ -2429,6 +2443,23 @@ int main(int argc, char **argv)
                    test_trim_ssd_held_then_done);
     qtest_add_func("/ncq-disk/nonqueued/decoded", test_nonqueued_decoded);
     qtest_add_func("/ncq-disk/qmp/set-checks", test_set_checks);
+}
+
+int main(int argc, char **argv)
+{
+    int ret;
+
+    g_test_init(&argc, &argv, NULL);
+    if (!qtest_has_device("ncq-disk")) {
+        g_test_skip("ncq-disk is not built in");
+        return g_test_run();
+    }
+
+    make_images();
+    add_identify_and_ncq_tests();
+    add_error_tests();
+    add_reset_tests();
+    add_fault_and_other_tests();
     add_builtin_model_tests();
 
     ret = g_test_run();
