@@ -556,6 +556,42 @@ static void test_refused(const char *name)
     ncq_model_free(t);
 }
 
+/* A stream of a newer version than this build's: refused, naming both. */
+static void check_newer_version_refused(NcqModel *m, const uint8_t *b,
+                                        uint8_t *x, size_t len)
+{
+    char err[256], want[64];
+
+    memcpy(x, b, len);
+    be_put(x + 8, formats[NFORMATS - 1].version + 1, 4);
+    fix_checksum(x, len);
+    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0, "newer version");
+    snprintf(want, sizeof(want), "model state v%u is newer than this "
+             "build's v%u", formats[NFORMATS - 1].version + 1,
+             formats[NFORMATS - 1].version);
+    CHECK(strstr(err, want) != NULL, "%s", err);
+}
+
+/*
+ * The pre-v1 format (a memcpy of the struct behind "NCQMSTAT", a native
+ * u32 version 1, the struct's size and a parameter hash): refused.
+ */
+static void check_pre_v1_refused(NcqModel *m)
+{
+    uint8_t *old = calloc(1, 4096);
+    char err[256];
+
+    memcpy(old, "NCQMSTAT", 8);
+    old[8] = 1;
+    old[13] = 0x0f;
+    CHECK(load_msg(m, old, 4096, err, sizeof(err)) < 0, "pre-v1 stream");
+    CHECK(strstr(err, "pre-v1") && strstr(err, "v0") && strstr(err, "v1"),
+          "names both versions: %s", err);
+    CHECK(load_msg(m, old, 8, err, sizeof(err)) < 0 && strstr(err, "pre-v1"),
+          "a pre-v1 magic alone: %s", err);
+    free(old);
+}
+
 static void test_versions_and_identity(void)
 {
     NcqModel *m = ncq_test_model("st3400620as", 1);
@@ -563,7 +599,7 @@ static void test_versions_and_identity(void)
     NcqParams *p = ncq_params_builtin("st3400620as");
     NcqModel *tweaked;
     size_t len, i;
-    uint8_t *b, *x, *old;
+    uint8_t *b, *x;
     char err[256], msg[64];
 
     ncq_test_submit(m, 3, NCQ_OP_READ, 123456, 8, 1000);
@@ -582,19 +618,7 @@ static void test_versions_and_identity(void)
           formats[NFORMATS - 1].version, formats[NFORMATS - 1].hash);
     CHECK(be_get(b + 20, 4) == len - HEAD - TAIL, "body length");
 
-    /* Newer version: refused, naming both. */
-    memcpy(x, b, len);
-    be_put(x + 8, formats[NFORMATS - 1].version + 1, 4);
-    fix_checksum(x, len);
-    CHECK(load_msg(m, x, len, err, sizeof(err)) < 0, "newer version");
-    {
-        char want[64];
-
-        snprintf(want, sizeof(want), "model state v%u is newer than this "
-                 "build's v%u", formats[NFORMATS - 1].version + 1,
-                 formats[NFORMATS - 1].version);
-        CHECK(strstr(err, want) != NULL, "%s", err);
-    }
+    check_newer_version_refused(m, b, x, len);
 
     /* Same version number, other field list: refused. */
     memcpy(x, b, len);
@@ -605,19 +629,7 @@ static void test_versions_and_identity(void)
     CHECK(load_msg(m, x, len, err, sizeof(err)) < 0 && strstr(err, msg),
           "format hash: %s", err);
 
-    /*
-     * The pre-v1 format (a memcpy of the struct behind "NCQMSTAT", a
-     * native u32 version 1, the struct's size and a parameter hash).
-     */
-    old = calloc(1, 4096);
-    memcpy(old, "NCQMSTAT", 8);
-    old[8] = 1;
-    old[13] = 0x0f;
-    CHECK(load_msg(m, old, 4096, err, sizeof(err)) < 0, "pre-v1 stream");
-    CHECK(strstr(err, "pre-v1") && strstr(err, "v0") && strstr(err, "v1"),
-          "names both versions: %s", err);
-    CHECK(load_msg(m, old, 8, err, sizeof(err)) < 0 && strstr(err, "pre-v1"),
-          "a pre-v1 magic alone: %s", err);
+    check_pre_v1_refused(m);
 
     /* Another model; the same model with other parameters. */
     CHECK(load_msg(other, b, len, err, sizeof(err)) < 0, "other model");
@@ -642,7 +654,6 @@ static void test_versions_and_identity(void)
            "parameters refused\n");
     free(b);
     free(x);
-    free(old);
     ncq_model_free(m);
     ncq_model_free(other);
     ncq_model_free(tweaked);
