@@ -588,6 +588,57 @@ static void test_reset_drops_queue(void)
 }
 
 /*
+ * Completion times and order of n_cmds queued 4 KiB reads submitted at t0
+ * straight to the model library, as st3400620as with props' policy.
+ */
+static void model_completions(const char *props, const uint8_t *slot,
+                              const uint64_t *lba, int n_cmds, int64_t t0,
+                              int64_t *model_done, int *model_order)
+{
+    NcqParams *params = ncq_params_builtin("st3400620as");
+    NcqModel *m;
+    NcqSettings st;
+    char err[256];
+    int nmodel = 0, i;
+
+    g_assert_nonnull(params);
+    m = ncq_model_new(params, 1, err, sizeof(err));
+    g_assert_nonnull(m);
+    ncq_model_get_settings(m, &st);
+    st.write_cache = true;          /* as the drive's block backend says */
+    if (props && strstr(props, "policy=fcfs")) {
+        ncq_policy_from_name("fcfs", &st.policy);
+    }
+    g_assert_cmpint(ncq_model_set_settings(m, &st, err, sizeof(err)), ==, 0);
+    for (i = 0; i < n_cmds; i++) {
+        NcqCmd c = {
+            .id = slot[i], .op = NCQ_OP_READ, .lba = lba[i], .sectors = 8,
+            .queued = true,
+        };
+        g_assert_cmpint(ncq_model_submit(m, &c, t0), ==, 0);
+    }
+    while (nmodel < n_cmds) {
+        NcqCompletion done[32];
+        int64_t t = ncq_model_next_event(m);
+        int n;
+
+        g_assert_cmpint(t, !=, INT64_MAX);
+        n = ncq_model_advance(m, t, done, 32);
+        for (i = 0; i < n; i++) {
+            int k = 0;
+
+            while (slot[k] != done[i].id) {
+                k++;
+            }
+            model_done[k] = t;
+            model_order[nmodel++] = k;
+        }
+    }
+    ncq_model_free(m);
+    ncq_params_free(params);
+}
+
+/*
  * The device completes a crafted set of queued reads in the order and at
  * the virtual times the model library (what ncq-sim runs) computes for
  * the same input: the glue adds nothing and loses nothing.
@@ -605,13 +656,9 @@ static void test_matches_model(gconstpointer data)
     uint8_t slot[N];
     int64_t dev_done[N], model_done[N];
     int dev_order[N], model_order[N];
-    int ndev = 0, nmodel = 0, i;
+    int ndev = 0, i;
     uint32_t pending = 0;
     uint64_t x = 0x9e3779b97f4a7c15ULL;
-    NcqParams *params = ncq_params_builtin("st3400620as");
-    NcqModel *m;
-    NcqSettings st;
-    char err[256];
     int64_t t0;
 
     t0 = qtest_clock_set(qts, 0);     /* only reads the clock */
@@ -642,41 +689,7 @@ static void test_matches_model(gconstpointer data)
     }
 
     /* The same commands, straight into the library. */
-    g_assert_nonnull(params);
-    m = ncq_model_new(params, 1, err, sizeof(err));
-    g_assert_nonnull(m);
-    ncq_model_get_settings(m, &st);
-    st.write_cache = true;          /* as the drive's block backend says */
-    if (props && strstr(props, "policy=fcfs")) {
-        ncq_policy_from_name("fcfs", &st.policy);
-    }
-    g_assert_cmpint(ncq_model_set_settings(m, &st, err, sizeof(err)), ==, 0);
-    for (i = 0; i < N; i++) {
-        NcqCmd c = {
-            .id = slot[i], .op = NCQ_OP_READ, .lba = lba[i], .sectors = 8,
-            .queued = true,
-        };
-        g_assert_cmpint(ncq_model_submit(m, &c, t0), ==, 0);
-    }
-    while (nmodel < N) {
-        NcqCompletion done[N];
-        int64_t t = ncq_model_next_event(m);
-        int n;
-
-        g_assert_cmpint(t, !=, INT64_MAX);
-        n = ncq_model_advance(m, t, done, N);
-        for (i = 0; i < n; i++) {
-            int k = 0;
-
-            while (slot[k] != done[i].id) {
-                k++;
-            }
-            model_done[k] = t;
-            model_order[nmodel++] = k;
-        }
-    }
-    ncq_model_free(m);
-    ncq_params_free(params);
+    model_completions(props, slot, lba, N, t0, model_done, model_order);
 
     for (i = 0; i < N; i++) {
         g_assert_cmpint(dev_order[i], ==, model_order[i]);
