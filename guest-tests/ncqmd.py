@@ -35,6 +35,7 @@ back).
 """
 
 import re
+from pathlib import Path
 
 GUEST_SH = r"""
 # --- ncqmd.GUEST_SH: md helpers (guest-tests/ncqmd.py) ---
@@ -178,6 +179,40 @@ md_reassemble() {
 }
 # --- end of ncqmd.GUEST_SH ---
 """
+
+
+def member_guest(workdir, count, member_size, guest_disk="64M"):
+    """A Guest on its own disk of guest_disk (sda) with count st3400620as
+    drives of member_size beside it (sdb, sdc, ... as q35 probes them),
+    their images in workdir/members; it boots without a snapshot
+    (ncqguest.multi_drive_args says why).  Returns the Guest and the path
+    of its console log, which console_line watches."""
+    from ncqguest import Guest, multi_drive_args
+
+    workdir = Path(workdir)
+    extra = multi_drive_args(workdir / "members",
+                             ["ncq-disk,model=st3400620as"] * count,
+                             disk_size=member_size)
+    guest = Guest(workdir / "guest", disk_size=guest_disk, extra_args=extra,
+                  snapshot=False)
+    return guest, guest.workdir / "console.log"
+
+
+async def console_line(console, pattern, poll_s=0.2):
+    """For qmp_actions: wait until the guest's console log (a path) has a
+    line matching the regular expression pattern; return the match.  A
+    guest asks the host for a step this way when it must go on running
+    meanwhile (host_step pauses it)."""
+    import asyncio
+
+    rx = re.compile(pattern, re.M)
+    while True:
+        text = console.read_text(errors="replace") if console.exists() \
+            else ""
+        m = rx.search(text)
+        if m:
+            return m
+        await asyncio.sleep(poll_s)
 
 
 # QEMU arguments for host_step: a pvpanic device whose "panic" pauses

@@ -18,8 +18,8 @@ is still in place.
 import asyncio
 import re
 
-import ncqguest
-from ncqguest import Guest, Workload
+import ncqmd
+from ncqguest import Workload
 
 SCRIPT = r"""
 modprobe btrfs
@@ -74,17 +74,9 @@ async def add_fault_when_asked(qmp, console, drive="extra0"):
     """Wait for the guest's CORRUPT-AT line on the console, add the rule
     to the drive, then watch the rule's counters until QEMU goes away;
     return the rule text and the last counters seen."""
-    rule, last = None, None
-    while rule is None:
-        text = console.read_text(errors="replace") if console.exists() \
-            else ""
-        m = re.search(r"^CORRUPT-AT (\d+)", text, re.M)
-        if m:
-            rule = f"corrupt@{m.group(1)}+8"
-            await qmp.execute("ncq-disk-fault-add",
-                              {"id": drive, "rules": rule})
-        else:
-            await asyncio.sleep(0.2)
+    m = await ncqmd.console_line(console, r"^CORRUPT-AT (\d+)")
+    rule, last = f"corrupt@{m.group(1)}+8", None
+    await qmp.execute("ncq-disk-fault-add", {"id": drive, "rules": rule})
     while True:
         try:
             last = await qmp.execute("query-ncq-disk-faults", {"id": drive})
@@ -94,12 +86,7 @@ async def add_fault_when_asked(qmp, console, drive="extra0"):
 
 
 def test_btrfs_raid1_scrub_repairs_corrupt_sectors(tmp_path):
-    extra = ncqguest.multi_drive_args(
-        tmp_path / "members", ["ncq-disk,model=st3400620as"] * 2,
-        disk_size="512M")
-    g = Guest(tmp_path / "guest", disk_size="64M", extra_args=extra,
-              snapshot=False)
-    console = g.workdir / "console.log"
+    g, console = ncqmd.member_guest(tmp_path, 2, "512M")
 
     async def actions(qmp):
         return await add_fault_when_asked(qmp, console)

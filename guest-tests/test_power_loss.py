@@ -23,6 +23,7 @@ import re
 
 import pytest
 
+import ncqfiles
 from ncqguest import Guest, GuestError, Workload
 
 TRIGGER = 1900032           # sector; the file system ends at 512 MiB,
@@ -39,38 +40,11 @@ mount -t ext4 -o {opts} /dev/sda /mnt || {{ echo MOUNT-FAILED; exit 1; }}
 fio --name=reader --filename=/dev/sda --rw=randread --bs=128k --direct=1 \
     --ioengine=libaio --iodepth=8 --offset=600m --size=400m \
     --time_based --runtime=3600 --randrepeat=1 >/dev/null 2>&1 &
-i=1
-while [ $i -le {files} ]; do
-    yes "file $i" | head -c $((4096 * (i % 7 + 1))) |
-        dd of=/mnt/f$i bs=4k conv=fsync 2>/dev/null
-    echo "SUM f$i $(md5sum </mnt/f$i | cut -d' ' -f1)"
-    i=$((i + 1))
-done
-echo CUT
+{write}echo CUT
 dd if=/dev/zero of=/dev/sda bs=128k count=1 seek=$(({trigger} / 256)) \
     oflag=direct 2>/dev/null
 echo NOT-CUT
 """
-
-CHECK = r"""
-mount -t ext4 /dev/sda /mnt && umount /mnt
-e2fsck -fn /dev/sda >/results/fsck.txt 2>&1
-echo "FSCK $?"
-mount -t ext4 -o ro /dev/sda /mnt || {{ echo MOUNT-FAILED; exit 0; }}
-i=1
-while [ $i -le {files} ]; do
-    if [ -f /mnt/f$i ]; then
-        echo "SUM f$i $(md5sum </mnt/f$i | cut -d' ' -f1)"
-    else
-        echo "SUM f$i missing"
-    fi
-    i=$((i + 1))
-done
-"""
-
-
-def _sums(text):
-    return dict(re.findall(r"^SUM (f\d+) (\S+)$", text, re.M))
 
 
 def power_cut_run(tmp_path, opts):
@@ -79,21 +53,20 @@ def power_cut_run(tmp_path, opts):
     g1 = Guest(tmp_path / "cut", device=device, disk_size="1G")
     with pytest.raises(GuestError, match="guest sent no results"):
         g1.run(Workload(script=mkfs + WRITER.format(
-            opts=opts, files=FILES, trigger=TRIGGER)))
+            opts=opts, write=ncqfiles.write_sh(FILES), trigger=TRIGGER)))
     console = (g1.workdir / "console.log").read_text(errors="replace")
     stderr = (g1.workdir / "qemu.stderr").read_text(errors="replace")
     assert "CUT" in console and "NOT-CUT" not in console
-    written = _sums(console)
+    written = ncqfiles.sums(console)
     assert len(written) == FILES
     m = re.search(r"power cut; (\d+) sectors in (\d+) ranges", stderr)
     assert m, stderr
     lost = int(m.group(1))
 
     g2 = Guest(tmp_path / "check", disk=g1.disk)
-    res = g2.run(Workload(script=CHECK.format(files=FILES)))
-    fsck = int(re.search(r"^FSCK (\d+)$", res.output, re.M).group(1))
-    after = _sums(res.output)
-    damaged = [f for f, s in written.items() if after.get(f) != s]
+    res = g2.run(Workload(script=ncqfiles.check_sh("/dev/sda", FILES)))
+    fsck = ncqfiles.fsck_status(res.output)
+    damaged = ncqfiles.damaged(written, ncqfiles.sums(res.output))
     return lost, fsck, damaged, res
 
 

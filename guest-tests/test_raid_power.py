@@ -26,6 +26,7 @@ import re
 
 import pytest
 
+import ncqfiles
 import ncqguest
 from ncqguest import Guest, GuestError, Workload
 
@@ -53,21 +54,14 @@ fio --name=reader --filename=/dev/md0 --rw=randread --bs=64k --direct=1 \
         iflag=fullblock oflag=direct 2>/dev/null
     i=$((i + 1))
   done ) &
-i=1
-while [ $i -le {files} ]; do
-    yes "file $i" | head -c $((4096 * (i % 7 + 1))) |
-        dd of=/mnt/f$i bs=4k conv=fsync 2>/dev/null
-    echo "SUM f$i $(md5sum </mnt/f$i | cut -d' ' -f1)"
-    i=$((i + 1))
-done
-echo "STATE $(cat /sys/block/md0/md/array_state)"
+{write}echo "STATE $(cat /sys/block/md0/md/array_state)"
 echo CUT
 dd if=/dev/zero of=/dev/sda bs=4k count=1 seek=$(({trigger} / 8)) \
     oflag=direct 2>/dev/null
 echo NOT-CUT
 """
 
-CHECK = r"""
+ASSEMBLE = r"""
 modprobe raid456 2>/dev/null; modprobe raid1 2>/dev/null
 mdadm --assemble /dev/md0 {members} 2>&1 || echo ASSEMBLE-FAILED
 echo "SYNC-ACTION $(cat /sys/block/md0/md/sync_action)"
@@ -75,25 +69,9 @@ cat /proc/mdstat
 mdadm --wait /dev/md0
 echo "AFTER $(cat /sys/block/md0/md/sync_action) $(cat /sys/block/md0/md/array_state)"
 echo "DEGRADED $(cat /sys/block/md0/md/degraded)"
-mount -t ext4 /dev/md0 /mnt && umount /mnt
-e2fsck -fn /dev/md0 >$RESULTS/fsck.txt 2>&1
-echo "FSCK $?"
-mount -t ext4 -o ro /dev/md0 /mnt || {{ echo MOUNT-FAILED; exit 0; }}
-i=1
-while [ $i -le {files} ]; do
-    if [ -f /mnt/f$i ]; then
-        echo "SUM f$i $(md5sum </mnt/f$i | cut -d' ' -f1)"
-    else
-        echo "SUM f$i missing"
-    fi
-    i=$((i + 1))
-done
-for f in /mnt/u*; do echo "UNSYNCED $f $(wc -c <$f)"; done
 """
-
-
-def _sums(text):
-    return dict(re.findall(r"^SUM (f\d+) (\S+)$", text, re.M))
+UNSYNCED = r"""for f in /mnt/u*; do echo "UNSYNCED $f $(wc -c <$f)"; done
+"""
 
 
 def cuts(stderr):
@@ -111,20 +89,21 @@ def raid_power_cut(tmp_path, level, n, files):
                extra_args=extra, snapshot=False)
     with pytest.raises(GuestError, match="guest sent no results"):
         g1.run(Workload(script=WRITER.format(
-            level=level, n=n, members=members, files=files,
-            trigger=TRIGGER)))
+            level=level, n=n, members=members,
+            write=ncqfiles.write_sh(files), trigger=TRIGGER)))
     console = (g1.workdir / "console.log").read_text(errors="replace")
     stderr = (g1.workdir / "qemu.stderr").read_text(errors="replace")
     assert "CUT" in console and "NOT-CUT" not in console, g1.tail()
-    written = _sums(console)
+    written = ncqfiles.sums(console)
     assert len(written) == files, g1.tail()
     lost = cuts(stderr)
 
     g2 = Guest(tmp_path / "check", disk=g1.disk, extra_args=extra,
                snapshot=False)
-    res = g2.run(Workload(script=CHECK.format(members=members, files=files)))
-    after = _sums(res.output)
-    damaged = [f for f, s in written.items() if after.get(f) != s]
+    check = (ASSEMBLE.format(members=members)
+             + ncqfiles.check_sh("/dev/md0", files) + UNSYNCED)
+    res = g2.run(Workload(script=check))
+    damaged = ncqfiles.damaged(written, ncqfiles.sums(res.output))
     return lost, written, damaged, res
 
 
@@ -142,7 +121,7 @@ def check_cut(tmp_path, level, n, files):
     assert re.search(r"^SYNC-ACTION resync$", out, re.M), out[-3000:]
     assert re.search(r"^AFTER idle (clean|active)", out, re.M), out[-3000:]
     assert "DEGRADED 0" in out, out[-3000:]
-    fsck = int(re.search(r"^FSCK (\d+)$", out, re.M).group(1))
+    fsck = ncqfiles.fsck_status(out)
     assert fsck == 0, res.files["fsck.txt"].decode(errors="replace")
     assert damaged == [], damaged
     unsynced = re.findall(r"^UNSYNCED (\S+) (\d+)$", out, re.M)

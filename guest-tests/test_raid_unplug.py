@@ -22,7 +22,8 @@ import asyncio
 import re
 
 import ncqguest
-from ncqguest import Guest, Workload
+import ncqmd
+from ncqguest import Workload
 
 SCRIPT = r"""
 modprobe raid456
@@ -63,9 +64,7 @@ ls /sys/block | tr '\n' ' '; echo
 async def unplug_when_asked(qmp, console, drive="extra1"):
     """Wait for the guest's UNPLUG-NOW, device_del the drive, wait until
     QOM no longer has it; return the time it took (wall seconds)."""
-    while "UNPLUG-NOW" not in (console.read_text(errors="replace")
-                               if console.exists() else ""):
-        await asyncio.sleep(0.2)
+    await ncqmd.console_line(console, r"UNPLUG-NOW")
     t0 = asyncio.get_running_loop().time()
     await qmp.execute("device_del", {"id": drive})
     while True:
@@ -78,12 +77,7 @@ async def unplug_when_asked(qmp, console, drive="extra1"):
 
 
 def test_device_del_degrades_raid5_under_io(tmp_path):
-    extra = ncqguest.multi_drive_args(
-        tmp_path / "members", ["ncq-disk,model=st3400620as"] * 4,
-        disk_size="128M")
-    g = Guest(tmp_path / "guest", disk_size="64M", extra_args=extra,
-              snapshot=False)
-    console = g.workdir / "console.log"
+    g, console = ncqmd.member_guest(tmp_path, 4, "128M")
 
     async def actions(qmp):
         return await unplug_when_asked(qmp, console)
