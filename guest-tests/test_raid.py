@@ -31,9 +31,8 @@ import re
 
 import pytest
 
-import ncqguest
 import ncqmd
-from ncqguest import Guest, Workload
+from ncqguest import Workload
 
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
 SERIAL = "RAIDA"
@@ -101,12 +100,9 @@ md_verify_files /mnt/r5 /tmp/r5.sums
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("raid")
-    extra = ncqguest.multi_drive_args(
-        work / "drives", [f"ncq-disk,model=st3400620as,seed={11 + i}"
-                          for i in range(6)],
-        disk_size=MEMBER, serial_prefix=SERIAL)
-    guest = Guest(work / "guest", extra_args=extra + ncqmd.PAUSE_ARGS,
-                  snapshot=False, timeout_s=900)
+    guest, _ = ncqmd.member_guest(
+        work, 6, MEMBER, guest_disk="1G", seed=11, serial_prefix=SERIAL,
+        pause=True, timeout_s=900)
     script = ncqmd.GUEST_SH + SCRIPT.format(
         serial=SERIAL, files=FILES, kib=FILE_KIB, raw=RAW_MIB)
     res = guest.run(Workload(script=script), qmp_actions=ncqmd.at_pauses(

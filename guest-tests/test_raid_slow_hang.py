@@ -30,9 +30,8 @@ import re
 
 import pytest
 
-import ncqguest
 import ncqmd
-from ncqguest import Guest, Workload
+from ncqguest import Workload
 
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
 SERIAL = "RAIDB"
@@ -94,12 +93,9 @@ md_record md0 checked
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     work = tmp_path_factory.mktemp("raid-slow-hang")
-    extra = ncqguest.multi_drive_args(
-        work / "drives", [f"ncq-disk,model=st3400620as,seed={21 + i}"
-                          for i in range(5)],
-        disk_size=f"{MEMBER_MIB}M", serial_prefix=SERIAL)
-    guest = Guest(work / "guest", extra_args=extra + ncqmd.PAUSE_ARGS,
-                  snapshot=False, timeout_s=900)
+    guest, _ = ncqmd.member_guest(
+        work, 5, f"{MEMBER_MIB}M", guest_disk="1G", seed=21,
+        serial_prefix=SERIAL, pause=True, timeout_s=900)
     script = ncqmd.GUEST_SH + SCRIPT.format(
         serial=SERIAL, ios=FIO_IOS, files=FILES, kib=FILE_KIB,
         timeout=SCSI_TIMEOUT_S)
