@@ -154,6 +154,48 @@ with tempfile.TemporaryDirectory() as d:
           max(lbas) + 8 <= 781422768 * 3 // 10,
           '20%%:30%% range: %d..%d' % (min(lbas), max(lbas)))
 
+# --end-flush: one FLUSH after the last completion, its time in the run's
+# (a write run no longer ends with data only in the cache), not in the
+# commands' latencies
+def full(*args):
+    out = run(*args).stdout
+    secs = float(out.split(' s simulated')[0].split()[-1])
+    lat = [l for l in out.splitlines() if l.startswith('latency ms')]
+    fl = [float(l.split()[2]) for l in out.splitlines()
+          if l.startswith('end flush')]
+    return secs, lat, fl
+
+
+with tempfile.TemporaryDirectory() as d:
+    w = ('--count', '400', '--read-ratio', '0', '--write-cache', 'on',
+         '--host-delay-ns', '20000')
+    s0, lat0, fl0 = full(*w)
+    s1, lat1, fl1 = full(*(w + ('--end-flush',)))
+    check(fl0 == [] and len(fl1) == 1, 'end flush line only when asked')
+    # random writes leave a dirty cache: destaging takes real media time
+    check(fl1 and fl1[0] > 20, 'end flush destages the cache: %s' % fl1)
+    check(lat0 == lat1, 'the commands are unchanged by the end flush')
+    check(fl1 and abs(s1 - (s0 + 20e-6 + fl1[0] / 1e3)) < 1.5e-3,
+          'run time = last completion + host delay + flush: %s %s %s'
+          % (s0, s1, fl1))
+    # write cache off: nothing to destage, the flush is immediate
+    _, _, fl2 = full('--count', '400', '--read-ratio', '0', '--write-cache',
+                     'off', '--end-flush')
+    check(fl2 and fl2[0] < 1, 'clean cache: immediate flush: %s' % fl2)
+    # the FLUSH is the trace's last record, after every command
+    tr = os.path.join(d, 'flush.csv')
+    run(*(w + ('--end-flush', '--trace', tr)))
+    _, _, rf = records(tr)
+    check(len(rf) == 401 and rf[-1].split(',')[1] in ('F', 'flush'),
+          'trace ends with the FLUSH: %s' % (rf[-1] if rf else None))
+    last = max(int(r.split(',')[8]) for r in rf[:-1])
+    check(int(rf[-1].split(',')[6]) == last + 20000,
+          'the FLUSH arrives one host delay after the last completion')
+    check(int(rf[-1].split(',')[8]) > last, 'the FLUSH completes last')
+    q = run(*(w + ('--end-flush', '--quiet'))).stdout
+    check(' flush_ms ' in q, '--quiet names the flush time: ' + q)
+
+
 print('test-ncq-sim: %s' % ('all checks passed' if not failures else
                             '%d failures' % failures))
 sys.exit(1 if failures else 0)

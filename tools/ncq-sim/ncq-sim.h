@@ -67,6 +67,7 @@ typedef struct Opts {
     int sweep[MAX_SWEEP];
     int nsweep;
     bool quiet;
+    bool end_flush;             /* --end-flush */
     const char *validate;       /* --validate MODEL (or all) */
     const char *figures;        /* --figures FILE (or folder for all) */
     const char *out;            /* --out FILE (or folder for all) */
@@ -97,6 +98,7 @@ typedef struct Workload {
 typedef struct Result {
     long done;
     int64_t t_end;
+    int64_t flush_ns;           /* --end-flush: the FLUSH's own time */
     uint64_t sectors;
     int64_t *lat;               /* host latency */
     int64_t *dlat;              /* drive latency */

@@ -205,6 +205,8 @@ static void usage(void)
 "  --count N             total requests (default 3200)\n"
 "  --duration S          stop issuing after S seconds of simulated time\n"
 "  --sweep-depth D,D...  one summary row per depth\n"
+"  --end-flush           after the last completion, one FLUSH CACHE; the run\n"
+"                        ends when it completes (fio's end_fsync)\n"
 "open loop:\n"
 "  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace\n"
 "validation (docs/validation/README.md):\n"
@@ -450,6 +452,11 @@ static void opt_quiet(Opts *o, const char *arg)
     o->quiet = true;
 }
 
+static void opt_end_flush(Opts *o, const char *arg)
+{
+    o->end_flush = true;
+}
+
 static void opt_validate(Opts *o, const char *arg)
 {
     o->validate = arg;
@@ -505,6 +512,7 @@ static const struct {
     { "count", true, opt_count },
     { "duration", true, opt_duration },
     { "sweep-depth", true, opt_sweep_depth },
+    { "end-flush", false, opt_end_flush },
     { "replay", true, opt_replay },
     { "trace", true, opt_trace },
     { "quiet", false, opt_quiet },

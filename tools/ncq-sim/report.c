@@ -135,10 +135,14 @@ static void report_delay_hist(const Result *r)
 }
 
 /* The full summary, latencies sorted. */
-static void report_full(const Result *r, const Summary *s)
+static void report_full(const Result *r, const Summary *s, bool end_flush)
 {
     printf("commands     %ld in %.3f s simulated\n", r->done, s->secs);
     printf("throughput   %.1f IOPS  %.2f MB/s\n", s->iops, s->mbs);
+    if (end_flush) {
+        printf("end flush    %.2f ms  (in the time above)\n",
+               r->flush_ns / 1e6);
+    }
     printf("latency ms   mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f"
            "  (host: issue to completion)\n", s->mean,
            pct(r->lat, r->nlat, 0.5), pct(r->lat, r->nlat, 0.9),
@@ -183,11 +187,15 @@ void report(const Opts *o, int depth, Result *r, bool row)
                pct(r->lat, r->nlat, 1.0), s.maxd);
     } else if (o->quiet) {
         printf("iops %.1f mbs %.2f mean_ms %.2f p50_ms %.2f p99_ms %.2f "
-               "max_ms %.2f max_delay %u\n", s.iops, s.mbs, s.mean,
+               "max_ms %.2f max_delay %u", s.iops, s.mbs, s.mean,
                pct(r->lat, r->nlat, 0.5), pct(r->lat, r->nlat, 0.99),
                pct(r->lat, r->nlat, 1.0), s.maxd);
+        if (o->end_flush) {
+            printf(" flush_ms %.2f", r->flush_ns / 1e6);
+        }
+        printf("\n");
     } else {
-        report_full(r, &s);
+        report_full(r, &s, o->end_flush);
     }
 }
 

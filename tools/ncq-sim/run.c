@@ -36,6 +36,9 @@ typedef struct Host {
     int ncredit;
     FILE *tf;
     Result *r;
+    /* --end-flush: when the host sends it (INT64_MAX: not now) */
+    int64_t end_flush_at;
+    bool end_flush_sent, end_flush_out;
 } Host;
 
 /* The drive, with the options' settings over the model's defaults. */
@@ -102,6 +105,7 @@ static void host_init(Host *h, const Opts *o, int depth, const NcqReq *reqs,
     h->reqs = reqs;
     h->nreq = nreq;
     h->ncredit = depth;
+    h->end_flush_at = INT64_MAX;
     h->m = make_model(o, name, sizeof(name));
     h->p = ncq_model_params(h->m);
     r->ngroups = reqs ? 1 : o->ngroups;
@@ -151,6 +155,9 @@ static int64_t host_next_time(const Host *h, int64_t last_t)
     if (ti < t) {
         t = ti;
     }
+    if (h->end_flush_at < t) {
+        t = h->end_flush_at;
+    }
     if (h->hq_n > 0) {
         for (i = 0; i < h->ncredit; i++) {
             if (h->credit[i] < t && h->credit[i] > last_t) {
@@ -159,6 +166,59 @@ static int64_t host_next_time(const Host *h, int64_t last_t)
         }
     }
     return t;
+}
+
+/*
+ * --end-flush: once the workload has issued its last request and every
+ * request has completed, the host sends one FLUSH CACHE (after its
+ * turnaround) and the run ends when the drive has written its cache to
+ * the media, as fio's end_fsync=1 ends a job.  Without it a write run
+ * shorter than the cache measures the link, not the media: the drive
+ * destages after the last completion, outside the run's time.  The FLUSH
+ * is in the trace and the run's time, not in the commands and latencies.
+ */
+static void host_end_flush_due(Host *h, int64_t t)
+{
+    if (!h->o->end_flush || h->end_flush_sent || h->hq_n > 0 ||
+        h->in_drive > 0 || h->end_flush_at != INT64_MAX) {
+        return;
+    }
+    if (h->reqs ? h->ri == h->nreq
+                : workload_next_issue(&h->w) == INT64_MAX) {
+        h->end_flush_at = t + h->o->host_delay_ns;
+    }
+}
+
+static void host_end_flush_send(Host *h, int64_t t)
+{
+    NcqCmd cmd = { .op = NCQ_OP_FLUSH };
+    int rc;
+
+    if (t != h->end_flush_at) {
+        return;
+    }
+    h->end_flush_at = INT64_MAX;
+    rc = ncq_model_submit(h->m, &cmd, t);
+    if (rc < 0) {
+        fprintf(stderr, "ncq-sim: the end FLUSH was rejected: %s\n",
+                ncq_strerror(rc));
+        exit(1);
+    }
+    h->end_flush_sent = true;
+    h->end_flush_out = true;
+    h->r->flush_ns = -t;        /* its completion adds its end */
+}
+
+static void host_end_flush_done(Host *h, const NcqCompletion *c)
+{
+    h->end_flush_out = false;
+    h->r->flush_ns += c->complete_ns;
+    if (c->complete_ns > h->r->t_end) {
+        h->r->t_end = c->complete_ns;
+    }
+    if (h->tf) {
+        ncq_trace_record(h->tf, c);
+    }
 }
 
 /* Take the drive's completions up to @t. */
@@ -175,6 +235,10 @@ static void host_complete(Host *h, int64_t t)
             const HostReq *req = &h->inflight[tag];
             int client = req->client;
 
+            if (h->end_flush_out && !c->queued) {
+                host_end_flush_done(h, c);
+                continue;
+            }
             h->tag_busy[tag] = false;
             h->in_drive--;
             h->credit[h->ncredit++] = c->complete_ns + h->o->host_delay_ns;
@@ -306,7 +370,7 @@ void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
     for (;;) {
         t = host_next_time(&h, last_t);
         if (t == INT64_MAX) {
-            if (h.hq_n == 0 && h.in_drive == 0) {
+            if (h.hq_n == 0 && h.in_drive == 0 && !h.end_flush_out) {
                 break;
             }
             die("internal: host requests stuck%s", "");
@@ -315,6 +379,8 @@ void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
         host_complete(&h, t);
         host_arrivals(&h, t);
         host_dispatch(&h, t);
+        host_end_flush_send(&h, t);
+        host_end_flush_due(&h, t);
     }
     host_free(&h);
 }
