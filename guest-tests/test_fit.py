@@ -60,7 +60,8 @@ def _cases():
 
 
 SCRIPT = """
-ncq-fit-probe /dev/sda --minutes {minutes} --out /results/samples.jsonl
+ncq-fit-probe /dev/sda --minutes {minutes} --allow-writes \
+    --out /results/samples.jsonl
 echo "probe-rc $?"
 """
 
@@ -161,6 +162,23 @@ def test_write_cache_and_capacity(trip):
     o_text, text = trip["orig_path"].read_text(), trip["text"]
     assert _key(text, "write_cache") == _key(o_text, "write_cache")
     assert int(_key(text, "capacity")) == trip["orig"].capacity
+
+
+def test_write_cache_size(trip):
+    """--allow-writes: the write cache's size, measured when it is on;
+    the default, and the reason in the report, when it is off."""
+    o_text, text = trip["orig_path"].read_text(), trip["text"]
+    want = int(_key(o_text, "write_cache_kib"))
+    got = int(_key(text, "write_cache_kib"))
+    line = next(ln for ln in text.splitlines()
+                if ln.split("=")[0].strip() == "write_cache_kib")
+    if _key(o_text, "write_cache") == "on":
+        assert abs(got - want) <= max(0.05 * want, 64), (want, line)
+        assert "before the first wait" in line, line
+    else:
+        assert "default" in line, line
+        rep = (trip["out"] / "report.md").read_text()
+        assert "the write cache is off" in rep
 
 
 def test_queue_reaches_the_drive(trip):

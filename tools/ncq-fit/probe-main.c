@@ -4,10 +4,11 @@
  *   ncq-fit-probe DEVICE [--minutes N] [--out FILE] [--force]
  *                 [--allow-writes] [--quiet] [--phases LIST]
  *
- * Reads only (it opens the device read-only; --allow-writes is accepted
- * for the measurements that would need writes, of which there are none
- * yet).  Writes its samples as JSON lines to FILE (default stdout) and a
- * progress bar to stderr.  Run as root against a whole, idle disk.
+ * Reads only, unless --allow-writes: then the write cache's size is
+ * measured too, by writes that write back what their places held
+ * (probe-wcache.c).  Writes its samples as JSON lines to FILE (default
+ * stdout) and a progress bar to stderr.  Run as root against a whole,
+ * idle disk.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -37,6 +38,7 @@ static const Phase phases[] = {
     { "queue", probe_queue_plan, probe_queue, false },
     { "starve", probe_starve_plan, probe_starve, false },
     { "cache", probe_cache_plan, probe_cache, false },
+    { "wcache", probe_wcache_plan, probe_wcache, false },
 };
 #define NPHASES (int)(sizeof(phases) / sizeof(phases[0]))
 
@@ -45,7 +47,7 @@ static int usage(const char *why)
     fprintf(stderr, "ncq-fit-probe: %s; usage: ncq-fit-probe DEVICE "
             "[--minutes N] [--out FILE] [--force] [--allow-writes] "
             "[--quiet] [--phases identify,rpm,zones,seek,queue,starve,"
-            "cache]\n", why);
+            "cache,wcache]\n", why);
     return 2;
 }
 

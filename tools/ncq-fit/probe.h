@@ -73,5 +73,7 @@ double probe_starve_plan(Probe *p);
 int probe_starve(Probe *p);
 double probe_cache_plan(Probe *p);
 int probe_cache(Probe *p);
+double probe_wcache_plan(Probe *p);
+int probe_wcache(Probe *p);
 
 #endif

@@ -6,7 +6,7 @@ import math
 import re
 import statistics
 
-from . import cache, policy, rotation, seek, zones
+from . import cache, policy, rotation, seek, wcache, zones
 
 SKEW_MARGIN = 0.01      # revolutions of cylinder skew beyond the switch
 
@@ -23,7 +23,8 @@ DEFAULTS = {
                                "read-ahead"),
     ("cache", "min_readahead_kib"): (0, "not measured (needs interleaved "
                                      "streams at depth > 1)"),
-    ("cache", "write_cache_kib"): (4096, "the probe does not write"),
+    ("cache", "write_cache_kib"): (4096, "measured only with --allow-writes "
+                                   "and the write cache on"),
     ("firmware", "aging_weight"): (0, "aged SPTF cannot be told from SPTF "
                                    "with a time-out by these experiments"),
     ("firmware", "clustering_sectors"): (0, "not measured"),
@@ -258,7 +259,11 @@ def _cache(f, s, rev, sk):
                   why="no region hit when read again")
     f.default("cache", "segment_kib", value=max(512, ra or 0))
     f.default("cache", "min_readahead_kib")
-    f.default("cache", "write_cache_kib")
+    wc = wcache.fit_write_cache(s["wcache"], rev)
+    if wc:
+        f.set("cache", "write_cache_kib", wc[0], wc[1])
+    else:
+        f.default("cache", "write_cache_kib")
     hit = cache.hit_response_ns(s["readahead"], s["segments"], rev)
     f.data["hit_ns"] = hit
     f.default("overhead", "read_hit_ms")
