@@ -16,7 +16,9 @@ ROOT=$(cd "$HERE/.." && pwd)
 cd "$ROOT"
 
 die() { echo "test: $*" >&2; exit 1; }
-step() { echo "=== $* ===" >&2; }
+# each step says when it began, from the start of the suite: where the
+# time goes shows in any CI log
+step() { printf '=== [%dm%02ds] %s ===\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
     step "install dependencies"
@@ -174,7 +176,9 @@ pytest_step "ncq-fit (pytest tests/fit)" "$ROOT/_build/pytest-fit.out" tests/fit
 jobs=${NCQ_TEST_JOBS:-auto}
 xdist=()
 [ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
-pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" guest-tests "$@"
+# --durations: the slowest tests, for whoever keeps the suite's time down
+pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
+    --durations=20 guest-tests "$@"
 
 # The device tests, IDENTIFY (hdparm -I) and scenario 1 again on Debian 13's
 # kernel (6.12), unless NCQ_IMAGE_DIR chose the image or
@@ -194,5 +198,6 @@ if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
     fi
 fi
 
+step "done"
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
