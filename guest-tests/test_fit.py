@@ -120,7 +120,7 @@ def test_zone_rates(trip):
     o, f = trip["orig"], trip["fitted"]
     errs = []
     for z in o.zones:
-        mid = z["first_lba"] + z["cyls"] * o.heads * z["mapped"] // 2
+        mid = z["first_lba"] + z["lbas"] // 2
         if mid >= o.capacity:
             continue
         errs.append((mid, o.rate_at(mid) / 1e6, f.rate_at(mid) / 1e6))
@@ -152,7 +152,10 @@ def test_policy_and_starvation(trip):
     o_pol = _key(o_text, "policy")
     cls = {"fcfs": "fcfs"}.get(o_pol, "sptf")
     assert _key(text, "policy") == cls
-    o_to = float(_key(o_text, "starvation_timeout_ms"))
+    try:
+        o_to = float(_key(o_text, "starvation_timeout_ms"))
+    except KeyError:
+        o_to = 0.0          # an FCFS drive's file: nothing starves
     f_to = float(_key(text, "starvation_timeout_ms"))
     if cls == "sptf" and o_to:
         assert abs(f_to - o_to) / o_to <= 0.02, (o_to, f_to)
@@ -172,7 +175,18 @@ def test_write_cache_size(trip):
     got = int(_key(text, "write_cache_kib"))
     line = next(ln for ln in text.splitlines()
                 if ln.split("=")[0].strip() == "write_cache_kib")
-    if _key(o_text, "write_cache") == "on":
+    orig = trip["orig"]
+    link_ns = 65536 / orig.bus_bps * 1e9
+    if _key(o_text, "write_cache") == "on" and link_ns > orig.rev_ns / 2:
+        # a link slower than half a turn per 64 KiB (DiskSim's SCSI-era
+        # buses): the drive destages a far place before the next write
+        # arrives, so the burst cannot fill the cache
+        assert "never filled" in line, (link_ns, line)
+    elif _key(o_text, "write_cache") == "on":
+        # the burst's writes to far places are separate extents, and the
+        # model keeps up to 128 (docs/model.md): that many 64 KiB writes
+        # fill a larger cache (seagate-exos-x18's 128 MiB)
+        want = min(want, 128 * 64)
         assert abs(got - want) <= max(0.05 * want, 64), (want, line)
         assert "before the first wait" in line, line
     else:

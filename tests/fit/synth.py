@@ -30,6 +30,27 @@ def zone_records(zones, points, capacity, reads=8, read_bytes=1 << 20):
     return out
 
 
+def stream_record(zones, lba, reads=32, read_bytes=1 << 20,
+                  boundary_extra_ns=0, switch_every=0, switch_ns=0):
+    """One zone stream read by read: each read at the rate of the zone it
+    starts in, the read that holds a boundary boundary_extra_ns longer (a
+    seek over the zone's spare tracks), every switch_every-th read
+    switch_ns longer (a cylinder switch)."""
+    rs = read_bytes // 512
+    t, done = 1e9, []
+    for i in range(reads):
+        a, b = lba + i * rs, lba + (i + 1) * rs
+        rate = [r for f, r in zones if f <= a][-1]
+        t += read_bytes / rate * 1e9 + (5e6 if i == 0 else 0)
+        if any(a < f < b for f, _ in zones):
+            t += boundary_extra_ns
+        if switch_every and i % switch_every == 0:
+            t += switch_ns
+        done.append(int(t))
+    return {"type": "zone", "lba": lba, "read_bytes": read_bytes,
+            "done_ns": done}
+
+
 def seek_records(threshold_ns, jitter_ns, a, b, rev=REV, fine=200,
                  seed=1):
     """The probe's coarse and fine sweeps for one pair whose B needs

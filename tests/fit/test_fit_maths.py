@@ -8,7 +8,8 @@ import statistics
 import pytest
 import synth
 
-from ncqfit import fit, layout, policy, rotation, samples, seek, writer, zones
+from ncqfit import (cache, fit, layout, policy, rotation, samples, seek,
+                    writer, zones)
 
 
 def test_rpm_recovered():
@@ -39,6 +40,44 @@ def test_zones_recovered_with_boundaries():
     for (first, end, rate), (tf, tr) in zip(zs, truth):
         assert abs(rate - tr) / tr < 0.001
         assert abs(first - tf) <= 100_000
+
+
+@pytest.mark.parametrize("extra_ns", [0, 4_000_000])
+def test_a_stream_across_a_boundary_is_split_there(extra_ns):
+    truth = [(0, 80e6), (1_000_000, 70e6)]
+    rec = synth.stream_record(truth, 980_001, boundary_extra_ns=extra_ns)
+    pts = zones.point_rates([rec])
+    assert len(pts) == 2, pts
+    (a, ra, span), (b, rb, _) = pts
+    assert a == 980_001 and a + span == b
+    assert abs(b - 1_000_000) <= 2048          # within one read
+    assert abs(ra / 80e6 - 1) < 0.002 and abs(rb / 70e6 - 1) < 0.002
+
+
+def test_switch_noise_is_not_a_boundary():
+    # every fourth read 5 % longer (a cylinder switch): one zone
+    rec = synth.stream_record([(0, 80e6)], 500_000, switch_every=4,
+                              switch_ns=650_000)
+    assert len(zones.point_rates([rec])) == 1
+
+
+def test_zones_narrower_than_the_point_spacing_are_kept():
+    # a small disk: points 89,000 sectors apart, streams of 65,536, zones
+    # of 150,000 (hp-c2247a's); each boundary inside one stream
+    truth = [(0, 3.81e6), (665_000, 3.67e6), (894_000, 3.49e6),
+             (1_050_000, 3.34e6), (1_207_000, 3.17e6), (1_351_000, 2.84e6)]
+    cap = 1_648_000
+    recs = [synth.stream_record(truth, lba) for lba in
+            range(0, cap - 65_536, 89_000)]
+    zs = zones.fit_zones(recs, cap)
+    assert len(zs) == len(truth), [(f, round(r / 1e6, 3)) for f, _, r in zs]
+    for (first, _, rate), (tf, tr) in zip(zs, truth):
+        assert abs(rate - tr) / tr < 0.005
+        # split streams give the boundary within a read; otherwise it is
+        # midway across the gap between two streams (11,732 sectors
+        # either way), or in a stream's first two reads, which are not
+        # timed (4,096 more)
+        assert abs(first - tf) <= 11_732 + 4_096, (first, tf)
 
 
 @pytest.mark.parametrize("jitter_ms", [0.0, 0.3, 1.65])
@@ -132,3 +171,40 @@ def test_monotone_pools_noise_keeps_steps():
     assert all(b >= a for a, b in zip(flat, flat[1:]))
     steps = fit.monotone([0.50e6, 0.20e6, 0.50e6], [1e4] * 3)
     assert steps == [0.50e6, 0.20e6, 0.50e6]
+
+
+def _link_records(bus_bps, n=12, overhead_ns=300_000, miss_every=0):
+    out = []
+    for i in range(n):
+        def hit(nbytes):
+            return int(overhead_ns + nbytes / bus_bps * 1e9)
+        large = [hit(65536), hit(65536)]
+        if miss_every and i % miss_every == 0:
+            large = [x + 4_000_000 + 500_000 * i for x in large]
+        out.append({"type": "link", "lba": i * 1000, "small_bytes": 4096,
+                    "large_bytes": 65536, "small_ns": [hit(4096)] * 2,
+                    "large_ns": large})
+    return out
+
+
+@pytest.mark.parametrize("bus", [5.172e6, 9e6, 150e6])
+def test_link_rate_from_hits_of_two_sizes(bus):
+    assert abs(cache.fit_link(_link_records(bus)) / bus - 1) < 0.001
+
+
+def test_link_refused_when_the_large_read_misses():
+    # a segment smaller than 64 KiB: the large read waits for the media,
+    # differently at every place
+    assert cache.fit_link(_link_records(150e6, miss_every=1)) is None
+
+
+def test_a_slow_link_is_written_and_a_fast_one_left_to_sata(tmp_path):
+    for bus, written in ((5.172e6, True), (140e6, False)):
+        f = fit.Fit("x")
+        f.set("drive", "sata_gen", 1, "test")
+        s = samples.Samples([{"type": "capacity", "sectors": 1000}] +
+                            _link_records(bus))
+        fit._link(f, s)
+        assert (("drive", "bus_mb_s") in f.values) == written
+        if written:
+            assert abs(f.get("drive", "bus_mb_s") - 5.172) < 0.01

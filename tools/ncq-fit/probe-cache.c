@@ -5,7 +5,9 @@
  * Segments: M regions read once each, then again in the same order; the
  * drive keeps M of them while M <= its segments (LRU evicts the oldest
  * first).  Hits also give the host's and the drive's cost of a command
- * served from the buffer.
+ * served from the buffer.  Link: a 64 KiB miss fills a segment, then hits
+ * of 4 and 64 KiB from it, alternately: the difference is the link's time
+ * for 60 KiB (a drive whose own interface is slower than SATA's shows it).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,10 +23,14 @@ static const int ra_kib[] = { 4, 8, 16, 32, 64, 128, 192, 256, 384, 512,
 static const int seg_counts[] = { 1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40,
                                   48, 64 };
 
+#define LINK_REPS       12
+#define LINK_SMALL      4096
+#define LINK_LARGE      65536
+
 double probe_cache_plan(Probe *p)
 {
     (void)p;
-    return 2 * 13 * 0.1 + 400 * 0.08;
+    return 2 * 13 * 0.1 + 400 * 0.08 + LINK_REPS * 0.05;
 }
 
 /* A fresh region, far from the ones before (no segment holds it) */
@@ -33,14 +39,20 @@ static uint64_t region(Probe *p, uint64_t *seed)
     return (probe_rand(seed) % (p->sectors - 8192)) & ~7ULL;
 }
 
-static int64_t timed_read(Probe *p, void *buf, uint64_t lba)
+static int64_t timed_read_n(Probe *p, void *buf, uint64_t lba,
+                            uint32_t bytes)
 {
     int64_t t0 = probe_now();
 
-    if (probe_pread(p, buf, lba, 4096) != 0) {
+    if (probe_pread(p, buf, lba, bytes) != 0) {
         return -1;
     }
     return probe_now() - t0;
+}
+
+static int64_t timed_read(Probe *p, void *buf, uint64_t lba)
+{
+    return timed_read_n(p, buf, lba, 4096);
 }
 
 static int cache_readahead(Probe *p, void *buf, uint64_t *seed)
@@ -98,9 +110,34 @@ static int cache_segments(Probe *p, void *buf, uint64_t *seed)
     return 0;
 }
 
+static int cache_link(Probe *p, void *buf, uint64_t *seed)
+{
+    for (int rep = 0; rep < LINK_REPS; rep++) {
+        uint64_t x = region(p, seed);
+        int64_t r[4];
+
+        if (timed_read_n(p, buf, x, LINK_LARGE) < 0) {
+            return -1;
+        }
+        for (int k = 0; k < 4; k++) {
+            r[k] = timed_read_n(p, buf, x, k % 2 ? LINK_LARGE : LINK_SMALL);
+            if (r[k] < 0) {
+                return -1;
+            }
+        }
+        fprintf(p->out, "{\"type\":\"link\",\"lba\":%llu,"
+                "\"small_bytes\":%d,\"large_bytes\":%d,"
+                "\"small_ns\":[%lld,%lld],\"large_ns\":[%lld,%lld]}\n",
+                (unsigned long long)x, LINK_SMALL, LINK_LARGE,
+                (long long)r[0], (long long)r[2], (long long)r[1],
+                (long long)r[3]);
+    }
+    return 0;
+}
+
 int probe_cache(Probe *p)
 {
-    void *buf = probe_buffer(4096);
+    void *buf = probe_buffer(LINK_LARGE);
     uint64_t seed = 0xcac4eULL;
     int rc;
 
@@ -108,6 +145,9 @@ int probe_cache(Probe *p)
     rc = buf ? cache_readahead(p, buf, &seed) : -1;
     if (rc == 0) {
         rc = cache_segments(p, buf, &seed);
+    }
+    if (rc == 0) {
+        rc = cache_link(p, buf, &seed);
     }
     if (rc != 0) {
         probe_skipped(p, "cache", "a 4 KiB O_DIRECT read failed");

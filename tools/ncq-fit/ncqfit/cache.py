@@ -5,7 +5,8 @@ a miss's rotational wait.  Read-ahead: the largest distance after a miss
 still hit after an idle pause.  Segments: the most regions read once that
 all hit when read again.  The overhead of a miss over a hit: the distance
 -0 threshold of the seek profile (host, overhead, one sector) less a
-hit's response less one sector's media time."""
+hit's response less one sector's media time.  The link: hits of 4 and
+64 KiB from one segment differ by the time 60 KiB take over it."""
 
 import statistics
 
@@ -39,3 +40,21 @@ def hit_response_ns(cache_records, seg_records, rev_ns):
     for r in seg_records:
         xs += [x for x in r["r_ns"] if is_hit(x, rev_ns)]
     return statistics.median(xs) if xs else None
+
+
+def fit_link(records):
+    """The interface's rate in bytes/s from the link records, or None: per
+    place, the faster of the two 64 KiB hits less the faster of the two
+    4 KiB hits; their median, kept when the places agree within 10 % (a
+    segment too small for 64 KiB would make a miss of it, whose wait
+    varies from place to place)."""
+    diffs = sorted(min(r["large_ns"]) - min(r["small_ns"]) for r in records)
+    if len(diffs) < 4:
+        return None
+    med = statistics.median(diffs)
+    q1, q3 = diffs[len(diffs) // 4], diffs[(3 * len(diffs)) // 4]
+    if med <= 0 or q3 - q1 > 0.1 * med:
+        return None
+    r = records[0]
+    return (r["large_bytes"] - r["small_bytes"]) / (med / 1e9)
+

@@ -54,7 +54,8 @@ def host_gap_ns(f):
     hit = f.data.get("hit_ns")
     if hit is None:
         return None
-    rate = SATA_BYTES_PER_NS.get(f.get("drive", "sata_gen"), 0.3)
+    rate = f.data.get("link_bps", 0) / 1e9 or \
+        SATA_BYTES_PER_NS.get(f.get("drive", "sata_gen"), 0.3)
     return max(0.0, hit - f.get("overhead", "read_hit_ms") * 1e6 -
                QUEUE_READ_SECTORS * 512 / rate)
 

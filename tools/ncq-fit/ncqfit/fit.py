@@ -86,6 +86,12 @@ def _identity(f, s):
         f.set("cache", "write_cache",
               "on" if ident["write_cache_enabled"] else "off",
               "IDENTIFY DEVICE word 85 bit 5 (write cache enabled now)")
+        # what the drive reports, not the model library's sum of the
+        # cache parameters (which a large cache takes past the word)
+        w21 = words[21] if len(words) > 21 and words[21] != 0xffff else 0
+        f.set("drive", "buffer_kib", _fmt_half(w21 / 2),
+              "IDENTIFY DEVICE word 21 (retired since ATA/ATAPI-6; "
+              "0: not reported)")
     else:
         f.set("drive", "model", "FITTED", "no IDENTIFY data")
         f.set("drive", "firmware", "0", "no IDENTIFY data")
@@ -94,6 +100,12 @@ def _identity(f, s):
                   why="IDENTIFY DEVICE not available")
         f.default("cache", "write_cache", "write cache state", value="on",
                   why="IDENTIFY DEVICE not available")
+        f.set("drive", "buffer_kib", 0, "not reported: no IDENTIFY data")
+
+
+def _fmt_half(kib):
+    """KiB in steps of half a KiB (word 21 counts 512-byte sectors)."""
+    return int(kib) if float(kib).is_integer() else kib
 
 
 def _rotation(f, s):
@@ -242,6 +254,26 @@ def _policy(f, s):
               "the firmware's simplest form (not measured)")
 
 
+# SATA generation -> the link's rate in MB/s (docs/model.md)
+SATA_MB_S = {1: 150, 2: 300, 3: 600}
+LINK_SLOW = 0.8         # measured below this share of the link: the drive's
+
+
+def _link(f, s):
+    """bus_mb_s when the drive's own interface is slower than its SATA
+    link (a bridge, or a DiskSim drive's SCSI-era bus); left to the link's
+    rate otherwise."""
+    bps = cache.fit_link(s["link"])
+    sata = SATA_MB_S.get(f.get("drive", "sata_gen"), 300)
+    f.data["link_bps"] = sata * 1e6
+    if bps and bps < LINK_SLOW * sata * 1e6:
+        f.set("drive", "bus_mb_s", round(bps / 1e6, 3),
+              f"64 KiB buffer hits less 4 KiB ones: 60 KiB in "
+              f"{61440 / bps * 1e3:.3f} ms over {len(s['link'])} places, "
+              f"below the SATA {sata} MB/s link")
+        f.data["link_bps"] = bps
+
+
 def _cache(f, s, rev, sk):
     ra = cache.fit_readahead(s["readahead"], rev)
     if ra is None:
@@ -263,7 +295,9 @@ def _cache(f, s, rev, sk):
     if wc:
         f.set("cache", "write_cache_kib", wc[0], wc[1])
     else:
-        f.default("cache", "write_cache_kib")
+        f.default("cache", "write_cache_kib",
+                  why=wcache.never_filled(s["wcache"]))
+    _link(f, s)
     hit = cache.hit_response_ns(s["readahead"], s["segments"], rev)
     f.data["hit_ns"] = hit
     f.default("overhead", "read_hit_ms")

@@ -60,10 +60,10 @@ class Layout:
                     if "track_skew" in opts else ts
                 zcs = float(opts["cyl_skew"]) / spt \
                     if "cyl_skew" in opts else cs
-                zsp = spare
-                if opts.get("spares", "").endswith("/track"):
-                    zsp = int(opts["spares"].split("/")[0])
-                zones.append([first, count, spt, spt - zsp, zts, zcs])
+                unit, nspare = _spare_unit(opts.get("spares"), spare,
+                                           self.heads)
+                zones.append([first, count, spt, unit, nspare, zts, zcs,
+                              int(opts.get("front", 0))])
         else:
             n = int(lay["zones"])
             outer, inner = int(lay["outer_spt"]), int(lay["inner_spt"])
@@ -74,15 +74,22 @@ class Layout:
                 count = cyls - start if i + 1 == n else per
                 spt = outer if n == 1 else \
                     outer - (outer - inner) * i // (n - 1)
-                zones.append([start, count, spt, spt - spare, ts, cs])
+                zones.append([start, count, spt, 1, spare, ts, cs, 0])
                 start += count
         lba = 0
         self.zones = []
-        for first, count, spt, mapped, zts, zcs in zones:
+        for first, count, spt, unit, nspare, zts, zcs, front in zones:
+            tracks = count * self.heads
+            unit = unit or tracks
+            full = tracks // unit
+            lbas = full * (unit * spt - nspare) + (tracks - full * unit) * \
+                spt - front
             self.zones.append(dict(first_cyl=first, cyls=count, spt=spt,
-                                   mapped=mapped, first_lba=lba,
+                                   mapped=spt - nspare if unit == 1 else spt,
+                                   unit_tracks=unit, spares=nspare,
+                                   front=front, lbas=lbas, first_lba=lba,
                                    track_skew=zts, cyl_skew=zcs))
-            lba += count * self.heads * mapped
+            lba += lbas
         self.seek = SeekCurve(model["seek"])
 
     def zone_of(self, lba):
@@ -92,8 +99,13 @@ class Layout:
         return self.zones[0]
 
     def chs(self, lba):
+        """(cylinder, head) of lba: the zone's front sectors and each spare
+        unit's last sectors hold no LBA (layout.c)."""
         z = self.zone_of(lba)
-        track = (lba - z["first_lba"]) // max(z["mapped"], 1)
+        off = lba - z["first_lba"] + z["front"]
+        unit_lbas = z["unit_tracks"] * z["spt"] - z["spares"]
+        u, rest = divmod(off, max(unit_lbas, 1))
+        track = u * z["unit_tracks"] + rest // max(z["spt"], 1)
         return z["first_cyl"] + track // self.heads, track % self.heads
 
     def zone_rate(self, z):
@@ -134,6 +146,21 @@ class Layout:
         if sk:
             sk += self.seek.jitter_ns / 2
         return sk
+
+
+def _spare_unit(spec, spare_per_track, heads):
+    """(tracks per spare unit, spare sectors per unit) of a zone's
+    `spares=N/UNIT` (docs/model.md; 0 tracks: the whole zone)."""
+    if not spec:
+        return 1, spare_per_track
+    n, unit = spec.split("/")
+    if unit == "track":
+        return 1, int(n)
+    if unit == "cyl":
+        return heads, int(n)
+    if unit == "zone":
+        return 0, int(n)
+    return int(unit[:-3]) * heads, int(n)        # "<R>cyl"
 
 
 class SeekCurve:

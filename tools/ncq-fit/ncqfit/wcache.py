@@ -42,3 +42,17 @@ def fit_write_cache(records, rev_ns):
                f"{cost / 1e6:.2f} ms per destage)")
         return kib, how
     return None
+
+
+def never_filled(records):
+    """Why no burst filled the cache, when the probe made bursts; else
+    None.  A drive that writes a place to the media faster than its link
+    brings the next write never fills its cache this way."""
+    if not records:
+        return None
+    r = max(records, key=lambda r: len(r["r_ns"]))
+    med = statistics.median(r["r_ns"])
+    return (f"the cache never filled: {len(r['r_ns'])} writes of "
+            f"{r['write_kib']} KiB took {med / 1e6:.2f} ms each (median), "
+            "and the drive wrote each to the media before the next came")
+

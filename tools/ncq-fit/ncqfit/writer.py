@@ -3,7 +3,7 @@ measured, or "default:" and why (docs/model.md's format)."""
 
 ORDER = [
     ("drive", ["name", "model", "firmware", "kind", "capacity", "rpm",
-               "queue_depth", "sata_gen"]),
+               "queue_depth", "sata_gen", "bus_mb_s", "buffer_kib"]),
     ("layout", ["heads", "spare_per_track", "track_skew", "cyl_skew"]),
     ("seek", ["type", "jitter_ms", "plan_settle_ms", "head_switch_ms",
               "write_settle_ms"]),
