@@ -214,6 +214,13 @@ def test_fitted_model_in_ncq_sim(trip):
     # four seeds pooled; throughput, mean and the percentiles up to p99
     # (the maximum and p99.9 are a handful of samples: they differ by more
     # than 5 % between two seeds of the same model)
+    o = trip["orig"]
+    if o.bus_bps < o.zone_rate(o.zones[0]):
+        # the drive's own interface is slower than its media: every stream
+        # runs at the interface's rate, so the zones (and with them the
+        # media's share of a read) cannot be measured from the host
+        # (docs/ncq-fit.md, "Limits"); quantum-atlas10k's 5.2 MB/s bus
+        pytest.xfail("the interface is slower than the media")
     tol = "5" if trip["minutes"] >= FULL_MINUTES else str(SHORT_TOLERANCE)
     r = subprocess.run([sys.executable, str(tool), str(trip["orig_path"]),
                         str(trip["fitted_path"]), "--runs", "4",

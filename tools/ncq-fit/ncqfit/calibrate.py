@@ -76,10 +76,15 @@ def min_readahead(f, render, workdir, sim):
     if len(d1) < 50 or gap is None:
         return None
     measured = (d1[-1]["submit_ns"] - d1[0]["submit_ns"]) / (len(d1) - 1)
+    # the measured mean's standard error: a random read's time varies by
+    # several ms (seek and rotation), a minimum read-ahead adds a fraction
+    # of a ms, so a few hundred reads cannot tell every step apart
+    steps = [b["submit_ns"] - a["submit_ns"] for a, b in zip(d1, d1[1:])]
+    se = statistics.stdev(steps) / len(steps) ** 0.5
     reqs = [(0, "R", r["lba"], QUEUE_READ_SECTORS) for r in d1]
     path = Path(workdir) / "calibrate.ncqm"
     limit = int(f.get("cache", "readahead_kib"))
-    best = None
+    best, at_zero = None, None
     for kib in range(0, limit + 1, MRA_STEP_KIB):
         f.values[("cache", "min_readahead_kib")] = (kib, "")
         path.write_text(render(f))
@@ -88,6 +93,7 @@ def min_readahead(f, render, workdir, sim):
                                 host_delay_ns=int(gap), sim=sim))
             for seed in MRA_SEEDS) + gap
         err = abs(per_read - measured)
+        at_zero = per_read if at_zero is None else at_zero
         if best is None or err < best[0]:
             best = (err, kib, per_read)
         if per_read > measured + best[0]:
@@ -100,6 +106,12 @@ def min_readahead(f, render, workdir, sim):
            f"ms per read against the measured {measured / 1e6:.3f} ms "
            f"(minimum read-ahead tried in steps of {MRA_STEP_KIB} KiB up to "
            f"the read-ahead)")
+    if kib and abs(per_read - at_zero) < 2 * se:
+        how = (f"not resolved: {kib} KiB fitted best ({how}), but differs "
+               f"from none by {abs(per_read - at_zero) / 1e6:.3f} ms per "
+               f"read, within two standard errors of the measured mean "
+               f"({se / 1e6:.3f} ms); none taken")
+        kib = 0
     f.set("cache", "min_readahead_kib", kib, how)
     f.missing = [m for m in f.missing if m[0] != "cache.min_readahead_kib"]
     return how
