@@ -171,8 +171,8 @@ def test_write_cache_size(trip):
     """--allow-writes: the write cache's size, measured when it is on;
     the default, and the reason in the report, when it is off."""
     o_text, text = trip["orig_path"].read_text(), trip["text"]
-    want = int(_key(o_text, "write_cache_kib"))
-    got = int(_key(text, "write_cache_kib"))
+    want = float(_key(o_text, "write_cache_kib"))
+    got = float(_key(text, "write_cache_kib"))
     line = next(ln for ln in text.splitlines()
                 if ln.split("=")[0].strip() == "write_cache_kib")
     orig = trip["orig"]

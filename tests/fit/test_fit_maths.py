@@ -173,6 +173,9 @@ def test_monotone_pools_noise_keeps_steps():
     assert steps == [0.50e6, 0.20e6, 0.50e6]
 
 
+REV = 60e9 / 7200
+
+
 def _link_records(bus_bps, n=12, overhead_ns=300_000, miss_every=0):
     out = []
     for i in range(n):
@@ -189,13 +192,28 @@ def _link_records(bus_bps, n=12, overhead_ns=300_000, miss_every=0):
 
 @pytest.mark.parametrize("bus", [5.172e6, 9e6, 150e6])
 def test_link_rate_from_hits_of_two_sizes(bus):
-    assert abs(cache.fit_link(_link_records(bus)) / bus - 1) < 0.001
+    assert abs(cache.fit_link(_link_records(bus), REV) / bus - 1) < 0.001
 
 
 def test_link_refused_when_the_large_read_misses():
     # a segment smaller than 64 KiB: the large read waits for the media,
     # differently at every place
-    assert cache.fit_link(_link_records(150e6, miss_every=1)) is None
+    assert cache.fit_link(_link_records(150e6, miss_every=1), REV) is None
+
+
+def test_link_refused_when_the_small_read_misses():
+    # a segment smaller than 64 KiB (dec-rz26's 28.5 KiB): the 64 KiB read
+    # pushes the place's start out, and every 4 KiB read waits a turn
+    recs = _link_records(6e6)
+    for r in recs:
+        r["small_ns"] = [7_300_000, 7_300_000]
+    assert cache.fit_link(recs, 60e9 / 5360) is None
+    # ... and the 16 KiB reads, which its segments hold, give the link
+    for r in _link_records(6e6):
+        r["large_bytes"] = 16384
+        r["large_ns"] = [int(300_000 + 16384 / 6e6 * 1e9)] * 2
+        recs.append(r)
+    assert abs(cache.fit_link(recs, 60e9 / 5360) / 6e6 - 1) < 0.001
 
 
 def test_a_slow_link_is_written_and_a_fast_one_left_to_sata(tmp_path):
@@ -204,7 +222,7 @@ def test_a_slow_link_is_written_and_a_fast_one_left_to_sata(tmp_path):
         f.set("drive", "sata_gen", 1, "test")
         s = samples.Samples([{"type": "capacity", "sectors": 1000}] +
                             _link_records(bus))
-        fit._link(f, s)
+        fit._link(f, s, REV)
         assert (("drive", "bus_mb_s") in f.values) == written
         if written:
             assert abs(f.get("drive", "bus_mb_s") - 5.172) < 0.01

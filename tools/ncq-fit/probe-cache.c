@@ -7,7 +7,8 @@
  * first).  Hits also give the host's and the drive's cost of a command
  * served from the buffer.  Link: a 64 KiB miss fills a segment, then hits
  * of 4 and 64 KiB from it, alternately: the difference is the link's time
- * for 60 KiB (a drive whose own interface is slower than SATA's shows it).
+ * for 60 KiB (a drive whose own interface is slower than SATA's shows it);
+ * the same with 16 KiB for segments that cannot hold 64 KiB.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,11 +27,12 @@ static const int seg_counts[] = { 1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 40,
 #define LINK_REPS       12
 #define LINK_SMALL      4096
 #define LINK_LARGE      65536
+#define LINK_MEDIUM     16384
 
 double probe_cache_plan(Probe *p)
 {
     (void)p;
-    return 2 * 13 * 0.1 + 400 * 0.08 + LINK_REPS * 0.05;
+    return 2 * 13 * 0.1 + 400 * 0.08 + 2 * LINK_REPS * 0.05;
 }
 
 /* A fresh region, far from the ones before (no segment holds it) */
@@ -110,17 +112,17 @@ static int cache_segments(Probe *p, void *buf, uint64_t *seed)
     return 0;
 }
 
-static int cache_link(Probe *p, void *buf, uint64_t *seed)
+static int cache_link(Probe *p, void *buf, uint64_t *seed, int large)
 {
     for (int rep = 0; rep < LINK_REPS; rep++) {
         uint64_t x = region(p, seed);
         int64_t r[4];
 
-        if (timed_read_n(p, buf, x, LINK_LARGE) < 0) {
+        if (timed_read_n(p, buf, x, large) < 0) {
             return -1;
         }
         for (int k = 0; k < 4; k++) {
-            r[k] = timed_read_n(p, buf, x, k % 2 ? LINK_LARGE : LINK_SMALL);
+            r[k] = timed_read_n(p, buf, x, k % 2 ? large : LINK_SMALL);
             if (r[k] < 0) {
                 return -1;
             }
@@ -128,7 +130,7 @@ static int cache_link(Probe *p, void *buf, uint64_t *seed)
         fprintf(p->out, "{\"type\":\"link\",\"lba\":%llu,"
                 "\"small_bytes\":%d,\"large_bytes\":%d,"
                 "\"small_ns\":[%lld,%lld],\"large_ns\":[%lld,%lld]}\n",
-                (unsigned long long)x, LINK_SMALL, LINK_LARGE,
+                (unsigned long long)x, LINK_SMALL, large,
                 (long long)r[0], (long long)r[2], (long long)r[1],
                 (long long)r[3]);
     }
@@ -147,7 +149,10 @@ int probe_cache(Probe *p)
         rc = cache_segments(p, buf, &seed);
     }
     if (rc == 0) {
-        rc = cache_link(p, buf, &seed);
+        rc = cache_link(p, buf, &seed, LINK_LARGE);
+    }
+    if (rc == 0) {
+        rc = cache_link(p, buf, &seed, LINK_MEDIUM);
     }
     if (rc != 0) {
         probe_skipped(p, "cache", "a 4 KiB O_DIRECT read failed");

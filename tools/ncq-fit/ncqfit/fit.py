@@ -264,11 +264,11 @@ SATA_MB_S = {1: 150, 2: 300, 3: 600}
 LINK_SLOW = 0.5
 
 
-def _link(f, s):
+def _link(f, s, rev):
     """bus_mb_s when the drive's own interface is slower than its SATA
     link (a bridge, or a DiskSim drive's SCSI-era bus); left to the link's
     rate otherwise."""
-    bps = cache.fit_link(s["link"])
+    bps = cache.fit_link(s["link"], rev)
     sata = SATA_MB_S.get(f.get("drive", "sata_gen"), 300)
     f.data["link_bps"] = sata * 1e6
     if bps and bps < LINK_SLOW * sata * 1e6:
@@ -302,7 +302,7 @@ def _cache(f, s, rev, sk):
     else:
         f.default("cache", "write_cache_kib",
                   why=wcache.never_filled(s["wcache"]))
-    _link(f, s)
+    _link(f, s, rev)
     hit = cache.hit_response_ns(s["readahead"], s["segments"], rev)
     f.data["hit_ns"] = hit
     f.default("overhead", "read_hit_ms")
