@@ -192,7 +192,8 @@ def _link_records(bus_bps, n=12, overhead_ns=300_000, miss_every=0):
 
 @pytest.mark.parametrize("bus", [5.172e6, 9e6, 150e6])
 def test_link_rate_from_hits_of_two_sizes(bus):
-    assert abs(cache.fit_link(_link_records(bus), REV) / bus - 1) < 0.001
+    rate, size, places = cache.fit_link(_link_records(bus), REV)
+    assert abs(rate / bus - 1) < 0.001 and (size, places) == (65536, 12)
 
 
 def test_link_refused_when_the_large_read_misses():
@@ -213,7 +214,8 @@ def test_link_refused_when_the_small_read_misses():
         r["large_bytes"] = 16384
         r["large_ns"] = [int(300_000 + 16384 / 6e6 * 1e9)] * 2
         recs.append(r)
-    assert abs(cache.fit_link(recs, 60e9 / 5360) / 6e6 - 1) < 0.001
+    rate, size, _ = cache.fit_link(recs, 60e9 / 5360)
+    assert abs(rate / 6e6 - 1) < 0.001 and size == 16384
 
 
 def test_a_slow_link_is_written_and_a_fast_one_left_to_sata(tmp_path):

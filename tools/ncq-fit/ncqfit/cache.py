@@ -57,7 +57,7 @@ def _link_rate(records, rev_ns):
 
 
 def fit_link(records, rev_ns):
-    """The interface's rate in bytes/s from the link records, or None: per
+    """(bytes/s, the large size, places) from the link records, or None: per
     place, the faster of the two large hits less the faster of the two
     4 KiB hits; their median, kept when at every place a 4 KiB read was a
     hit (a segment that cannot hold the large read loses its start, so
@@ -71,5 +71,5 @@ def fit_link(records, rev_ns):
     for size in sorted(by, reverse=True):
         rate = _link_rate(by[size], rev_ns)
         if rate:
-            return rate
+            return rate, size, len(by[size])
     return None

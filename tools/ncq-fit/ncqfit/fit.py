@@ -268,13 +268,15 @@ def _link(f, s, rev):
     """bus_mb_s when the drive's own interface is slower than its SATA
     link (a bridge, or a DiskSim drive's SCSI-era bus); left to the link's
     rate otherwise."""
-    bps = cache.fit_link(s["link"], rev)
+    link = cache.fit_link(s["link"], rev)
     sata = SATA_MB_S.get(f.get("drive", "sata_gen"), 300)
     f.data["link_bps"] = sata * 1e6
-    if bps and bps < LINK_SLOW * sata * 1e6:
+    if link and link[0] < LINK_SLOW * sata * 1e6:
+        bps, size, places = link
         f.set("drive", "bus_mb_s", round(bps / 1e6, 3),
-              f"64 KiB buffer hits less 4 KiB ones: 60 KiB in "
-              f"{61440 / bps * 1e3:.3f} ms over {len(s['link'])} places, "
+              f"{size // 1024} KiB buffer hits less 4 KiB ones: "
+              f"{size // 1024 - 4} KiB in "
+              f"{(size - 4096) / bps * 1e3:.3f} ms over {places} places, "
               f"below the SATA {sata} MB/s link")
         f.data["link_bps"] = bps
 
