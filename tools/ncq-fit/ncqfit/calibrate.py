@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .fit import SATA_MB_S
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -37,8 +39,6 @@ def sim_iops(sim, model_path, depth, count, extra=()):
 
 # the probe's queued reads (probe-workers.c WORKER_BYTES), in sectors
 QUEUE_READ_SECTORS = 8
-# SATA generation -> interface rate in bytes per ns
-SATA_BYTES_PER_NS = {1: 0.15, 2: 0.3, 3: 0.6}
 MRA_STEP_KIB = 4
 MRA_SEEDS = (1, 2, 3)
 
@@ -54,8 +54,11 @@ def host_gap_ns(f):
     hit = f.data.get("hit_ns")
     if hit is None:
         return None
-    rate = f.data.get("link_bps", 0) / 1e9 or \
-        SATA_BYTES_PER_NS.get(f.get("drive", "sata_gen"), 0.3)
+    # the link the fit found (fit._link): the drive's own interface where
+    # it is the slower, else the SATA generation's rate
+    rate = f.data.get("link_bps") or \
+        SATA_MB_S.get(f.get("drive", "sata_gen"), 300) * 1e6
+    rate /= 1e9                 # bytes per ns
     return max(0.0, hit - f.get("overhead", "read_hit_ms") * 1e6 -
                QUEUE_READ_SECTORS * 512 / rate)
 
