@@ -21,6 +21,8 @@ APT_PKGS=(
     # Guest image inputs
     busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
     mdadm btrfs-progs
+    # The test suite (scripts/test.sh stops its background steps with pgrep)
+    procps
 )
 
 # trixie's source archive carries the pinned QEMU 10.0.x

@@ -16,6 +16,12 @@ ROOT=$(cd "$HERE/.." && pwd)
 cd "$ROOT"
 
 die() { echo "test: $*" >&2; exit 1; }
+# kill_tree PID: PID and every process under it
+kill_tree() {
+    local c
+    for c in $(pgrep -P "$1"); do kill_tree "$c"; done
+    kill "$1" 2>/dev/null
+}
 # each step says when it began, from the start of the suite: where the
 # time goes shows in any CI log
 step() { printf '=== [%dm%02ds] %s ===\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
@@ -28,20 +34,6 @@ fi
 step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
-
-# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
-# images/build-image.sh --kernel ...), and the second-kernel step is left out.
-if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
-    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
-        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
-    step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
-    USER_IMAGE=1
-else
-    step "build the guest image (Debian 12, 6.1)"
-    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
-    USER_IMAGE=0
-fi
-export NCQ_IMAGE_DIR
 
 passed=0 failed=0 skipped=0
 tally() {   # tally PASSED FAILED SKIPPED
@@ -78,6 +70,65 @@ fuzz_steps() {
     fi
 }
 
+# asan_steps: the device's qtests, and ahci-test with ncq-disk in ide-hd's
+# place, under AddressSanitizer and UndefinedBehaviorSanitizer, every report
+# fatal; then the fuzzer: the inputs of fixed findings replayed, the seeds
+# checked, and a short campaign of a fixed length and seed
+# (docs/fuzzing.md, "In CI").  One clang build serves both, the fuzz
+# flavour: its qemu-system-x86_64 runs the qtests, its qemu-fuzz-x86_64 the
+# fuzzer (docs/build.md).  NCQ_TEST_ASAN=0 skips all of it; NCQ_TEST_FUZZ=0
+# only the fuzz steps.  Its tally goes to the file $1 ("PASSED FAILED
+# SKIPPED"): it runs in the background.
+asan_steps() {
+    local result=$1 q
+    passed=0 failed=0 skipped=0
+    step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
+    asan_build=$("$HERE/build-qemu.sh" --fuzz | tail -1) || die "ASan/UBSan (fuzz flavour) build failed"
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
+        "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test@ncq-off \
+        ahci-test@ncq-on 2>&1 | tee "$ROOT/_build/qtest-asan.out" >&2
+    q=$(tail -1 "$ROOT/_build/qtest-asan.out")
+    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+    else
+        tally 0 1 0
+    fi
+    if [ "${NCQ_TEST_FUZZ:-1}" != 0 ]; then
+        fuzz_steps
+    fi
+    echo "$passed $failed $skipped" >"$result"
+}
+
+# The sanitizer build and its tests run beside everything from here to the
+# guest tests: most of those steps keep one core of two busy, the clang
+# build keeps the other (CI from nothing: 31 min 54 s one after the other).
+# Its log is printed, and its tally counted, when it has finished.
+asan_pid=
+if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
+    mkdir -p "$ROOT/_build"
+    asan_log=$ROOT/_build/asan-steps.log asan_result=$ROOT/_build/asan-steps.result
+    rm -f "$asan_result"
+    step "qtests under ASan/UBSan and the fuzzer: in the background, log $asan_log"
+    asan_steps "$asan_result" >"$asan_log" 2>&1 &
+    asan_pid=$!
+    # the suite stopped early (die, ^C): stop the background steps too
+    trap '[ -z "$asan_pid" ] || kill_tree "$asan_pid"' EXIT
+fi
+# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
+# images/build-image.sh --kernel ...), and the second-kernel step is left out.
+if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
+    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
+        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
+    step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
+    USER_IMAGE=1
+else
+    step "build the guest image (Debian 12, 6.1)"
+    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+    USER_IMAGE=0
+fi
+export NCQ_IMAGE_DIR
+
 step "model unit tests (meson test)"
 BUILD_MODEL=$ROOT/_build/model
 if [ ! -f "$BUILD_MODEL/build.ninja" ]; then
@@ -109,30 +160,21 @@ else
     tally 0 1 0
 fi
 
-# The device's qtests, and ahci-test with ncq-disk in ide-hd's place, under
-# AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal; then
-# the fuzzer: the inputs of fixed findings replayed, the seeds checked, and
-# a short campaign of a fixed length and seed (docs/fuzzing.md, "In CI").
-# One clang build serves both, the fuzz flavour: its qemu-system-x86_64
-# runs the qtests, its qemu-fuzz-x86_64 the fuzzer (docs/build.md).
-# NCQ_TEST_ASAN=0 skips all of it; NCQ_TEST_FUZZ=0 only the fuzz steps.
-if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
-    step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
-    asan_build=$("$HERE/build-qemu.sh" --fuzz | tail -1) || die "ASan/UBSan (fuzz flavour) build failed"
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
-        "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test@ncq-off \
-        ahci-test@ncq-on 2>&1 | tee "$ROOT/_build/qtest-asan.out" >&2
-    q=$(tail -1 "$ROOT/_build/qtest-asan.out")
-    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+# asan_join: wait for the background steps, print their log, count them
+asan_join() {
+    [ -n "$asan_pid" ] || return 0
+    step "waiting for the ASan/UBSan qtests and the fuzzer"
+    wait "$asan_pid"
+    asan_pid=
+    cat "$asan_log" >&2
+    local p f s
+    if read -r p f s <"$asan_result" 2>/dev/null; then
+        tally "$p" "$f" "$s"
     else
+        echo "test: the ASan/UBSan and fuzz steps ended without a tally (log above)" >&2
         tally 0 1 0
     fi
-    if [ "${NCQ_TEST_FUZZ:-1}" != 0 ]; then
-        fuzz_steps
-    fi
-fi
+}
 
 # pytest_step NAME OUT ARGS...: run pytest with ARGS, its output in OUT,
 # and tally its summary line (no summary line counts as one failure).
@@ -198,6 +240,7 @@ if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
     fi
 fi
 
+asan_join
 step "done"
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
