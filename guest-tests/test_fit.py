@@ -211,9 +211,12 @@ def test_fitted_model_in_ncq_sim(trip):
     tool = FIT_DIR / "fit-compare.py"
     if not tool.exists():
         pytest.skip("tools/ncq-fit/fit-compare.py not on this branch")
-    # four seeds pooled; throughput, mean and the percentiles up to p99
+    # sixteen seeds pooled; throughput, mean and the percentiles up to p99
     # (the maximum and p99.9 are a handful of samples: they differ by more
-    # than 5 % between two seeds of the same model)
+    # than 5 % between two seeds of the same model).  With four seeds p99
+    # itself moved by up to 5.3 % from one set of seeds to the next on the
+    # same model, as much as the tolerance; with sixteen, by up to 2.7 %
+    # (docs/ncq-fit.md, "What the comparison can tell")
     o = trip["orig"]
     if o.bus_bps < o.zone_rate(o.zones[0]):
         # the drive's own interface is slower than its media: every stream
@@ -223,7 +226,7 @@ def test_fitted_model_in_ncq_sim(trip):
         pytest.xfail("the interface is slower than the media")
     tol = "5" if trip["minutes"] >= FULL_MINUTES else str(SHORT_TOLERANCE)
     r = subprocess.run([sys.executable, str(tool), str(trip["orig_path"]),
-                        str(trip["fitted_path"]), "--runs", "4",
+                        str(trip["fitted_path"]), "--runs", "16",
                         "--tolerance", tol,
                         "--metrics", "IOPS,p50,p90,p99,mean", "--out",
                         str(trip["out"] / "fit-compare")],
