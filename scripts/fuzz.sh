@@ -128,7 +128,16 @@ export QEMU_FUZZ_OBJECTS="*ahci*"
 export QEMU_AVOID_DOUBLE_FETCH=1
 # Halt on the first UBSan report too, with a stack, so libFuzzer keeps it.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+# quarantine_size_mb=64: ASan keeps freed blocks poisoned until 64 MB of
+# requested bytes were freed after them (256 by default), so that a late
+# use is caught.  It counts the bytes asked for, but an aligned block holds
+# far more: the IDE core's PIO path takes a 4 KiB-aligned 512-byte buffer
+# per sector, about 6 KiB each under ASan, so 256 MB of them hold some
+# 3 GB and a campaign's peak size grew with them (docs/fuzzing.md, "The
+# long campaign").  max_allocation_size_mb=2048: one allocation of 2 GB is
+# a finding (an ASan report); libFuzzer's own -malloc_limit_mb needs its
+# malloc hooks, which it installs only when it looks for leaks.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:quarantine_size_mb=64:max_allocation_size_mb=2048}
 
 # finding_kind LOG: one line naming what a fuzzer log reports (a sanitizer
 # report, libFuzzer's time-out, out-of-memory or deadly signal, a failed
@@ -216,15 +225,13 @@ t0=$(date +%s)
 # -detect_leaks=0: leaks are not looked for (see ASAN_OPTIONS above), and
 # libFuzzer would otherwise run an input twice whenever it saw more mallocs
 # than frees during it.
-# -rss_limit_mb=4096: the fuzzing process itself grows over a long
-# campaign (libFuzzer's corpus and feature tables, ASan's quarantine and
-# caches, the guest RAM pages inputs touched): the 2-hour campaign of
-# 2026-11-26 reached libFuzzer's default 2048 MB after 63,797 executions
-# with 43 MB of live heap, while its last input alone peaks at 434 MB and
-# the whole corpus replayed in one process at 617 MB (docs/fuzzing.md).
-# -malloc_limit_mb=2048 keeps one allocation of 2 GB a finding.
+# -rss_limit_mb=4096: libFuzzer's "rss" is the process's peak size, which
+# ASan's quarantine (above) and the corpus raise over a long campaign: the
+# 2-hour campaign of 2026-11-26 with the default quarantine reached
+# libFuzzer's default 2048 MB after 63,797 executions with 43 MB of live
+# heap (docs/fuzzing.md).
 args=(-timeout=60 -detect_leaks=0 -artifact_prefix="$artifacts/"
-      -print_final_stats=1 -rss_limit_mb=4096 -malloc_limit_mb=2048)
+      -print_final_stats=1 -rss_limit_mb=4096)
 if [ -n "$runs" ]; then
     args+=(-runs="$runs")
     [ -n "$minutes_given" ] && args+=(-max_total_time=$((minutes * 60)))
