@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIT_DIR = ROOT / "tools/ncq-fit"
 sys.path.insert(0, str(FIT_DIR))
 from ncqfit import layout  # noqa: E402
+from ncqfit import fit as ncqfit_fit, samples as ncqfit_samples  # noqa: E402
 
 MODELS = ROOT / "hw/ide/ncq-model/models"
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
@@ -80,17 +81,34 @@ def _run(model, minutes, tmp):
     assert "probe-rc 0" in res.output, res.output + g.tail()
     samples = tmp / "samples.jsonl"
     samples.write_bytes(res.files["samples.jsonl"])
+    host_us = _host_us(samples, trace)
     out = tmp / "fit"
     r = subprocess.run([sys.executable, str(FIT_DIR / "ncq-fit"), "fit",
                         str(samples), "--out", str(out), "--name",
-                        f"fit-{model}"], capture_output=True, text=True)
+                        f"fit-{model}", "--host-us", f"{host_us:.1f}"],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     fitted = out / f"fit-{model}.ncqm"
     return dict(orig_path=MODELS / f"{model}.ncqm", orig=orig,
                 minutes=minutes,
                 fitted_path=fitted, fitted=layout.load(fitted),
                 text=fitted.read_text(), samples=samples, trace=trace,
-                wall=res.wall_s, out=out)
+                wall=res.wall_s, out=out, host_us=host_us)
+
+
+def _host_us(samples, trace):
+    """The guest's own time per command (block layer, AHCI, interrupt),
+    which ncq-fit cannot tell from the drive's (docs/ncq-fit.md,
+    --host-us): a 4 KiB buffer hit's response as the probe measured it in
+    the guest, less the same hits' time in the drive, arrival to
+    completion in the device's trace (every such hit takes the same
+    time there: the hit overhead and the transfer)."""
+    f = ncqfit_fit.fit(ncqfit_samples.load(samples))
+    _, recs = read_trace(trace)
+    drive = [r["complete_ns"] - r["arrival_ns"] for r in recs
+             if r["op"] == "R" and r["cache"] == "hit" and r["sectors"] == 8]
+    assert f.data.get("hit_ns") and drive, "no 4 KiB buffer hits measured"
+    return (f.data["hit_ns"] - statistics.median(drive)) / 1e3
 
 
 @pytest.fixture(scope="module", params=_cases(),
@@ -126,6 +144,23 @@ def test_zone_rates(trip):
         errs.append((mid, o.rate_at(mid) / 1e6, f.rate_at(mid) / 1e6))
     worst = max(abs(b - a) / a for _, a, b in errs)
     assert worst <= 0.03, errs
+
+
+def test_hit_overhead(trip):
+    # with the host's share given (--host-us), the drive's own: within
+    # 20 us (old SCSI drives spend 0.3 to 1.4 ms on a hit, SATA ones
+    # 0.05 to 0.1)
+    o = float(_key(trip["orig_path"].read_text(), "read_hit_ms"))
+    f = float(_key(trip["text"], "read_hit_ms"))
+    assert 10 <= trip["host_us"] <= 500, trip["host_us"]
+    ob, fb = trip["orig"].bus_bps, trip["fitted"].bus_bps
+    if abs(fb - ob) > 0.1 * ob:
+        # a hit's 4 KiB over the bus is part of its response: with the
+        # bus not found, that time is taken for the drive's overhead
+        # (quantum-atlas-iii's 4.83 MB/s bus, 0.85 ms a hit)
+        pytest.xfail(f"the bus was not measured ({ob / 1e6:g} MB/s, "
+                     f"fitted {fb / 1e6:g})")
+    assert abs(f - o) <= 0.02, (o, f, trip["host_us"])
 
 
 def test_seek_profile(trip):

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .fit import SATA_MB_S
+from .fit import link_ns
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,20 +47,15 @@ def host_gap_ns(f):
     """The host's part of a command's response (submission and completion
     through the block layer and interrupt path): a buffer hit's response
     less the hit overhead the fit takes and the transfer over the link.
-    With the default hit overhead this is off by the drive's difference
-    from it, and the read miss overhead (read_hit_ms + the distance-0
+    Given the host's share (--host-us) it is that; with the default hit
+    overhead it is off by the drive's difference from it, and the read miss overhead (read_hit_ms + the distance-0
     threshold less a hit's response) by the same amount the other way, so
     their sum, what a read costs at depth 1, stays right."""
     hit = f.data.get("hit_ns")
     if hit is None:
         return None
-    # the link the fit found (fit._link): the drive's own interface where
-    # it is the slower, else the SATA generation's rate
-    rate = f.data.get("link_bps") or \
-        SATA_MB_S.get(f.get("drive", "sata_gen"), 300) * 1e6
-    rate /= 1e9                 # bytes per ns
     return max(0.0, hit - f.get("overhead", "read_hit_ms") * 1e6 -
-               QUEUE_READ_SECTORS * 512 / rate)
+               link_ns(f, QUEUE_READ_SECTORS * 512))
 
 
 def min_readahead(f, render, workdir, sim):

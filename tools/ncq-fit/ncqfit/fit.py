@@ -281,7 +281,35 @@ def _link(f, s, rev):
         f.data["link_bps"] = bps
 
 
-def _cache(f, s, rev, sk):
+# the probe's queued reads, and its buffer hits, are 4 KiB
+HIT_BYTES = 4096
+
+
+def link_ns(f, nbytes):
+    """nbytes over the link the fit found (_link): the drive's own
+    interface where it is the slower, else the SATA generation's rate."""
+    rate = f.data.get("link_bps") or \
+        SATA_MB_S.get(f.get("drive", "sata_gen"), 300) * 1e6
+    return nbytes / rate * 1e9
+
+
+def _read_hit(f, hit, host_us):
+    """read_hit_ms: a buffer hit's response is the host's time per
+    command, the drive's hit overhead and 4 KiB over the link, and only
+    their sum shows.  Given the host's share (--host-us), the rest is the
+    drive's; without it, the default."""
+    if hit is None or host_us is None:
+        f.default("overhead", "read_hit_ms")
+        return
+    xfer = link_ns(f, HIT_BYTES)
+    own = (hit - xfer - host_us * 1e3) / 1e6
+    f.set("overhead", "read_hit_ms", round(max(0.01, own), 3),
+          f"a hit's response {hit / 1e6:.3f} ms less 4 KiB over the link "
+          f"{xfer / 1e6:.3f} ms less the host's share {host_us:g} us "
+          "(--host-us)")
+
+
+def _cache(f, s, rev, sk, host_us=None):
     ra = cache.fit_readahead(s["readahead"], rev)
     if ra is None:
         f.default("cache", "readahead_kib", "read-ahead", value=256,
@@ -307,7 +335,7 @@ def _cache(f, s, rev, sk):
     _link(f, s, rev)
     hit = cache.hit_response_ns(s["readahead"], s["segments"], rev)
     f.data["hit_ns"] = hit
-    f.default("overhead", "read_hit_ms")
+    _read_hit(f, hit, host_us)
     if hit and sk:
         spt0 = f.zone_lines[0][2] if f.zone_lines else 1000
         miss = f.get("overhead", "read_hit_ms") + max(
@@ -322,9 +350,11 @@ def _cache(f, s, rev, sk):
     f.default("overhead", "other_ms")
 
 
-def fit(s, name=None):
-    """A Fit from Samples.  Raises ValueError when even rpm or the zones
-    are missing (the model cannot be written without them)."""
+def fit(s, name=None, host_us=None):
+    """A Fit from Samples.  host_us: the host's own time per command in
+    us, if known (read_hit_ms is then measured, else defaulted).  Raises
+    ValueError when even rpm or the zones are missing (the model cannot be
+    written without them)."""
     ident = s.identify
     f = Fit(name or slug(ident["model"] if ident else None))
     _identity(f, s)
@@ -348,7 +378,7 @@ def fit(s, name=None):
         f.set("seek", "head_switch_ms", 1.0, "default: no seek profile")
     f.default("seek", "write_settle_ms")
     _policy(f, s)
-    _cache(f, s, rev, sk)
+    _cache(f, s, rev, sk, host_us)
     jit = f.get("seek", "jitter_ms")
     f.set("seek", "plan_settle_ms", round(jit + 0.5, 3),
           "estimate: the jitter plus 0.5 ms (a firmware plans with an "
