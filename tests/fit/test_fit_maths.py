@@ -228,3 +228,24 @@ def test_a_slow_link_is_written_and_a_fast_one_left_to_sata(tmp_path):
         assert (("drive", "bus_mb_s") in f.values) == written
         if written:
             assert abs(f.get("drive", "bus_mb_s") - 5.172) < 0.01
+
+
+@pytest.mark.parametrize("own_ms,bus", [(1.419, 11.86e6), (0.06, None)])
+def test_hit_overhead_given_the_hosts_share(own_ms, bus):
+    # a hit's response: the host's 85 us, the drive's overhead, 4 KiB over
+    # the link (hp-c2490a's 12 MB/s bus; SATA 3 Gb/s when none was found)
+    f = fit.Fit("synthetic")
+    f.set("drive", "sata_gen", 2, "")
+    if bus:
+        f.data["link_bps"] = bus
+    hit = 85_000 + own_ms * 1e6 + 4096 / (bus or 300e6) * 1e9
+    fit._read_hit(f, hit, 85)
+    assert f.get("overhead", "read_hit_ms") == pytest.approx(own_ms, abs=0.001)
+    assert not f.missing
+    # without the host's share the drive's cannot be told: the default,
+    # named among what was not measured
+    g = fit.Fit("synthetic")
+    g.set("drive", "sata_gen", 2, "")
+    fit._read_hit(g, hit, None)
+    assert g.get("overhead", "read_hit_ms") == 0.1
+    assert [m[0] for m in g.missing] == ["overhead.read_hit_ms"]

@@ -62,3 +62,14 @@ def test_fit_refuses_other_files(tmp_path):
     assert r.returncode == 1
     assert len(r.stderr.strip().splitlines()) == 1
     assert "not a JSON record" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["-5", "abc", "inf", "nan"])
+def test_fit_refuses_a_host_share_that_is_not_a_time(tmp_path, value):
+    r = subprocess.run([str(ROOT / "tools/ncq-fit/ncq-fit"), "fit",
+                        str(tmp_path / "s.jsonl"), "--out",
+                        str(tmp_path / "o"), f"--host-us={value}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "--host-us" in r.stderr and "not a time in us" in r.stderr
+    assert not (tmp_path / "o").exists()
