@@ -8,9 +8,7 @@ that holds the boundary between (longer still where the zone ends in
 spare tracks).  Such a stream is split there into two points, the second
 starting at the boundary.  Neighbouring points within ZONE_TOL of each
 other form a zone; a lone point between two zones whose rate lies between
-theirs, and whose reads are not all alike, read across the boundary
-without showing it clearly enough to split and is dropped (a lone point
-whose reads are all alike is a zone of its own).
+theirs read across the boundary without showing it and is dropped.
 Boundaries fall midway between the last point of one zone and the first
 of the next (the probe bisects there, so the gap is small; a split stream
 gives the boundary itself)."""
@@ -23,7 +21,6 @@ ZONE_TOL = 0.004        # rates within 0.4 %: the same zone
 SPLIT_MIN_READS = 3     # reads on each side of a boundary inside a stream
 SPLIT_MIN_STEP = 2 * ZONE_TOL
 SPLIT_SIGMAS = 4.0
-STEADY_TOL = 2 * ZONE_TOL   # the ends of a stream inside one zone
 
 
 def _mean_var(xs):
@@ -52,27 +49,9 @@ def boundary_in_stream(d):
     return best_k if best >= SPLIT_SIGMAS else None
 
 
-def _steady(d):
-    """One level throughout: the reads before and after a third, half and
-    two thirds of the stream have means within STEADY_TOL.  A stream that
-    crossed a boundary without a split clear enough (its last reads, or
-    a step within the noise) has parts at two levels; head and cylinder
-    switches make reads alternate between two or three lengths, which
-    leaves the means of long parts alike."""
-    n = len(d)
-    for k in (n // 3, n // 2, 2 * n // 3):
-        if 0 < k < n:
-            ml, mr = statistics.fmean(d[:k]), statistics.fmean(d[k:])
-            if abs(ml - mr) > STEADY_TOL * min(ml, mr):
-                return False
-    return True
-
-
-def _points(records):
-    """[(lba, bytes_per_s, span_sectors, steady)] sorted by LBA; a stream
-    across a zone boundary gives two, the second from the boundary (not
-    steady: each holds a part of the stream, as few as SPLIT_MIN_READS
-    reads, whose rate is the noisier for it)."""
+def point_rates(records):
+    """[(lba, bytes_per_s, span_sectors)] sorted by LBA; a stream across a
+    zone boundary gives two, the second from the boundary."""
     pts = []
     for r in records:
         t = r["done_ns"]
@@ -83,21 +62,15 @@ def _points(records):
         k = boundary_in_stream(d)
         if k is None:
             rate = (len(t) - 2) * nb / ((t[-1] - t[1]) / 1e9)
-            pts.append((r["lba"], rate, len(t) * rs, _steady(d)))
+            pts.append((r["lba"], rate, len(t) * rs))
             continue
         # d[k] is read k + 2: the boundary is taken at its middle
         edge = r["lba"] + (2 * k + 5) * rs // 2
         pts.append((r["lba"], k * nb / (sum(d[:k]) / 1e9),
-                    edge - r["lba"], False))
+                    edge - r["lba"]))
         pts.append((edge, len(d[k + 1:]) * nb / (sum(d[k + 1:]) / 1e9),
-                    r["lba"] + len(t) * rs - edge, False))
+                    r["lba"] + len(t) * rs - edge))
     return sorted(pts)
-
-
-def point_rates(records):
-    """[(lba, bytes_per_s, span_sectors)] sorted by LBA; a stream across a
-    zone boundary gives two, the second from the boundary."""
-    return [p[:3] for p in _points(records)]
 
 
 def _runs(pts, tol):
@@ -113,16 +86,13 @@ def _runs(pts, tol):
 
 def fit_zones(records, capacity, tol=ZONE_TOL):
     """[(first_lba, end_lba, rate)] covering [0, capacity)."""
-    pts = _points(records)
+    pts = point_rates(records)
     if not pts:
         return []
     runs = _runs(pts, tol)
     kept = []
     for i, run in enumerate(runs):
-        # a steady lone point is a zone narrower than the points' spacing
-        # (seagate-st41601n's 105,375 and 138,800 sectors at 3.697 and
-        # 3.653 MB/s, one point each)
-        if len(run) == 1 and 0 < i < len(runs) - 1 and not run[0][3]:
+        if len(run) == 1 and 0 < i < len(runs) - 1:
             lo = statistics.median(q[1] for q in runs[i - 1])
             hi = statistics.median(q[1] for q in runs[i + 1])
             if min(lo, hi) < run[0][1] < max(lo, hi):
