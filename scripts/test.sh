@@ -100,10 +100,11 @@ asan_steps() {
     echo "$passed $failed $skipped" >"$result"
 }
 
-# The sanitizer build and its tests run beside everything from here to the
-# guest tests: most of those steps keep one core of two busy, the clang
-# build keeps the other (CI from nothing: 31 min 54 s one after the other).
-# Its log is printed, and its tally counted, when it has finished.
+# The sanitizer build and its tests run beside the steps that follow (the
+# guest tests too, if it is not done by then): most of those keep one core
+# of two busy, the clang build keeps the other (CI from nothing took
+# 31 min 54 s with every step after the other).  Its log is printed, and
+# its tally counted, at the end.
 asan_pid=
 if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
     mkdir -p "$ROOT/_build"
