@@ -21,7 +21,7 @@ APT_PKGS=(
     # Guest image inputs
     busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
     mdadm btrfs-progs
-    # The test suite (scripts/test.sh stops its background steps with pgrep)
+    # The test suite (scripts/test.sh stops its background build with pgrep)
     procps
 )
 
