@@ -235,7 +235,11 @@ class Guest:
         the runs that restore it)."""
         workdir = Path(workdir or self.workdir)
         append = KERNEL_CMDLINE + (" ncq.snapshot" if snapshot_point else "")
+        # q35's AHCI links at 1.5 Gb/s unless told its ports are Gen3
+        # (docs/device.md, "Link speed"): the drive's own speed, as on a
+        # modern host
         args = [str(self.qemu), "-M", "q35", "-m", self.memory, "-smp", "1",
+                "-global", "ich9-ahci.sata-gen=3",
                 "-nodefaults", "-display", "none", "-vga", "none",
                 "-nic", "none", "-no-reboot",
                 "-bios", "qboot.rom",

@@ -120,6 +120,8 @@ CASES = [
     ("logical_block_size=4096", prop_case("logical_block_size=4096"),
      ["logical_block_size"]),
     ("unit=1", prop_case("unit=1"), ["unit 1", "only 1 units"]),
+    ("ich9-ahci.sata-gen=4", args_case("-global", "ich9-ahci.sata-gen=4"),
+     ["sata-gen must be 1, 2 or 3", "not 4"]),
     # -- device properties: wrong type ----------------------------------
     ("queue-depth=-1", prop_case("queue-depth=-1"),
      ["'queue-depth' expects uint32_t"]),

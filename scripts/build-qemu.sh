@@ -58,49 +58,6 @@ flavour=release
 work=$CACHE/work/$ver
 build=$CACHE/build/$ver-$flavour
 
-# The work tree is keyed by the patch series: a change re-creates it from
-# the pristine tree.  cp -a keeps mtimes, so ninja rebuilds only what the
-# patches touch; a real copy (not hard links) keeps the pristine tree safe
-# from in-place edits.
-# Every flavour builds from this one tree: each build holds it shared to
-# the end, and it is re-created only under an exclusive lock, when no
-# other build uses it.
-mkdir -p "$CACHE"
-exec 8>"$CACHE/work-$ver.lock"
-flock -s 8
-series_sum=$(cat "$ROOT"/patches/qemu/*.patch | sha256sum | cut -c1-16)
-[ -f "$work/.series-$series_sum" ] || flock -x 8
-if [ ! -f "$work/.series-$series_sum" ]; then
-    log "preparing work tree $work"
-    rm -rf "$work"
-    mkdir -p "$(dirname "$work")"
-    cp -a "$pristine" "$work"
-    for p in "$ROOT"/patches/qemu/*.patch; do
-        patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
-            || die "patch $(basename "$p") does not apply to $ver; refresh patches/qemu/"
-    done
-    touch "$work/.series-$series_sum"
-fi
-flock -s 8
-
-# Overlay: the project's files that mirror QEMU's tree, as symlinks.
-overlay=(
-    hw/ide/ncq-model
-    configs/devices/x86_64-softmmu/ncq-disk.mak
-    qapi/ncq-disk.json
-)
-while IFS= read -r f; do overlay+=("$f"); done < <(
-    cd "$ROOT" && ls hw/ide/ncq-disk*.[ch] include/hw/ide/*.h \
-        tests/qtest/*.c 2>/dev/null)
-for f in "${overlay[@]}"; do
-    [ -e "$ROOT/$f" ] || continue
-    if [ -e "$work/$f" ] && [ ! -L "$work/$f" ]; then
-        die "overlay file $f would hide upstream's $f; rename it"
-    fi
-    mkdir -p "$(dirname "$work/$f")"
-    ln -sfn "$ROOT/$f" "$work/$f"
-done
-
 conf=(
     --prefix="$BUILD_PREFIX"
     --target-list=x86_64-softmmu
@@ -130,20 +87,114 @@ targets=(qemu-system-x86_64 qemu-img)
 # clang build for the ASan/UBSan qtests and the fuzzer, in scripts/test.sh.
 [ $fuzz = 1 ] && targets+=(qemu-fuzz-x86_64)
 conf_sum=$(printf '%s\n' "${conf[@]}" | sha256sum | cut -c1-16)
-if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
-    log "configuring $build"
-    rm -rf "$build"; mkdir -p "$build"
-    (cd "$build" && "$work/configure" "${conf[@]}" >configure.log 2>&1) \
-        || { tail -20 "$build/configure.log" >&2; die "configure failed; full log: $build/configure.log"; }
-    touch "$build/.configured-$conf_sum"
+
+# The series: patches/qemu/<N-name>/*.patch, one directory per series as
+# it would be posted upstream, applied in the order of the directories.
+mapfile -t patches < <(ls "$ROOT"/patches/qemu/*/[0-9]*.patch 2>/dev/null)
+[ ${#patches[@]} -gt 0 ] || die "no patches in patches/qemu/*/; restore them from git"
+series_sum=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
+
+# Every patch of the series must build on its own (so that it bisects):
+# the release build walks the series, building after each patch, whenever
+# the series changed since its last walk.  The walk IS the release build,
+# so it costs only what each patch makes ninja rebuild.
+# NCQ_BISECT=0 applies the whole series at once.
+walk=0
+if [ $flavour = release ] && [ "${NCQ_BISECT:-1}" != 0 ] &&
+   [ ! -f "$build/.bisected-$series_sum" ]; then
+    walk=1
 fi
 
+overlay_link() {
+    local f overlay=(
+        hw/ide/ncq-model
+        configs/devices/x86_64-softmmu/ncq-disk.mak
+        qapi/ncq-disk.json
+    )
+    while IFS= read -r f; do overlay+=("$f"); done < <(
+        cd "$ROOT" && ls hw/ide/ncq-disk/* include/hw/ide/*.h \
+            tests/qtest/*.c 2>/dev/null)
+    for f in "${overlay[@]}"; do
+        [ -e "$ROOT/$f" ] || continue
+        if [ -e "$work/$f" ] && [ ! -L "$work/$f" ]; then
+            die "overlay file $f would hide upstream's $f; rename it"
+        fi
+        mkdir -p "$(dirname "$work/$f")"
+        ln -sfn "$ROOT/$f" "$work/$f"
+    done
+}
+
+configure_build() {
+    if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
+        log "configuring $build"
+        rm -rf "$build"; mkdir -p "$build"
+        (cd "$build" && "$work/configure" "${conf[@]}" >configure.log 2>&1) \
+            || { tail -20 "$build/configure.log" >&2; die "configure failed; full log: $build/configure.log"; }
+        touch "$build/.configured-$conf_sum"
+    fi
+}
+
+ninja_build() {   # ninja_build WHAT: the targets, or die naming WHAT
+    echo "=== ninja: $1" >>"$build/ninja.log"
+    ninja -C "$build" "${targets[@]}" >>"$build/ninja.log" 2>&1 \
+        || { tail -200 "$build/ninja.log" | grep -E "error|Error" | head -20 >&2; die "$1 failed; full log: $build/ninja.log"; }
+}
+
+# The work tree is keyed by the patch series: a change re-creates it from
+# the pristine tree.  cp -a keeps mtimes; every file the old or the new
+# series patches is touched, so that ninja rebuilds exactly those (an
+# object built from a file the old series patched is not newer than the
+# pristine file that replaces it).  A real copy (not hard links) keeps the
+# pristine tree safe from in-place edits.
+# Every flavour builds from this one tree: each build holds it shared to
+# the end, and it is re-created only under an exclusive lock, when no
+# other build uses it.
+mkdir -p "$CACHE"
 exec 9>"$CACHE/build-$flavour.lock"
 flock 9
+# ninja.log gathers every ninja run of this build (the walk's too), so the
+# warning check below sees each compile.
+[ -d "$build" ] && : >"$build/ninja.log"
+exec 8>"$CACHE/work-$ver.lock"
+flock -s 8
+if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
+    flock -x 8
+fi
+if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
+    log "preparing work tree $work"
+    old_files=$(cat "$work/.patched-files" 2>/dev/null || true)
+    new_files=$(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
+    rm -rf "$work"
+    mkdir -p "$(dirname "$work")"
+    cp -a "$pristine" "$work"
+    for f in $old_files $new_files; do
+        [ -e "$work/$f" ] && touch "$work/$f"
+    done
+    printf '%s\n' $new_files >"$work/.patched-files"
+    overlay_link
+    n=${#patches[@]} i=0
+    [ $walk = 1 ] && configure_build
+    for p in "${patches[@]}"; do
+        i=$((i + 1))
+        name=${p#"$ROOT"/patches/qemu/}
+        patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
+            || die "patch $name does not apply to $ver; refresh patches/qemu/"
+        if [ $walk = 1 ]; then
+            t0=$(date +%s)
+            ninja_build "the series does not bisect: the build after patch $i/$n ($name)"
+            log "bisect: patch $i/$n builds ($(( $(date +%s) - t0 )) s): $name"
+        fi
+    done
+    [ $walk = 1 ] && touch "$build/.bisected-$series_sum"
+    touch "$work/.series-$series_sum"
+fi
+flock -s 8
+overlay_link
+configure_build
+
 log "building in $build"
 t0=$(date +%s)
-ninja -C "$build" "${targets[@]}" >"$build/ninja.log" 2>&1 \
-    || { grep -E "error|Error" "$build/ninja.log" | head -20 >&2; die "build failed; full log: $build/ninja.log"; }
+ninja_build "the build"
 log "built in $(( $(date +%s) - t0 )) s"
 # Upstream's release build has no -Werror; the project's own files must be
 # warning-free all the same.

@@ -16,7 +16,7 @@ while IFS= read -r f; do
         fail=$((fail + 1)); echo "$out"
     fi
 done < <(git ls-files -co --exclude-standard '*.c' '*.h')
-for p in patches/qemu/*.patch; do
+for p in patches/qemu/*/*.patch; do
     out=$(perl "$cp" --no-tree "$p" 2>&1)
     if [ $? = 0 ] && ! grep -q "^WARNING" <<<"$out"; then
         pass=$((pass + 1))

@@ -289,14 +289,14 @@ cov=$(grep -oE "cov: [0-9]+ ft: [0-9]+" <<<"$last" || true)
 used_seed=$(sed -n 's/^INFO: Seed: \([0-9]*\).*/\1/p' "$log" | head -1)
 corp_n=$(find "$corpus" -type f | wc -l)
 corp_b=$(du -sb "$corpus" | cut -f1)
-patches=$(ls "$ROOT"/patches/qemu/*.patch | wc -l)
+patches=$(ls "$ROOT"/patches/qemu/*/*.patch | wc -l)
 
 if [ $rc -ne 0 ]; then
     grep -h -m1 -A30 -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error" "$log" >&2 || tail -30 "$log" >&2
 fi
 extra=${props#,}; extra=${extra:-none}
 echo "fuzz: ==== summary ===="
-echo "fuzz: build       checkout $commit, patches 0001-$(printf %04d "$patches"), $fuzzer"
+echo "fuzz: build       checkout $commit, $patches patches, $fuzzer"
 echo "fuzz: campaign    $what, $jobs job(s)${keep_going:+ (fork mode, --keep-going)}, libFuzzer seed ${used_seed:-see log}, extra props ${extra}"
 echo "fuzz: time        $secs s"
 echo "fuzz: executions  $execs ($rate/s)"

@@ -358,7 +358,7 @@ FPDMA QUEUED command high priority (PRIO field, bits 15:14 of the count)
 when the drive advertises NCQ priority (IDENTIFY word 76 bit 12 and the
 SATA settings log), `ncq_prio_enable` is 1 and the request's I/O priority
 class is RT; the device's AHCI hook passes the bit to the model
-(hw/ide/ncq-disk-queue.c); a firmware that honours priority (sched.c)
+(hw/ide/ncq-disk/ncq-disk-queue.c); a firmware that honours priority (sched.c)
 considers only the queued high-priority commands while there are any,
 with SPTF among them (an optional `prio-timeout` would force one that
 waited longer). With priority honoured the real-time read waits for the

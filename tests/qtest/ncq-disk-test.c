@@ -33,18 +33,21 @@
 static char *img_path;
 static char *big_img_path;
 
-/* Boot with @device (ncq-disk, or upstream's ide-hd) on AHCI port 0. */
-static AHCIQState *ahci_boot_device(const char *device, const char *img,
-                                    const char *props)
+/*
+ * Boot with @device (ncq-disk, or upstream's ide-hd) on AHCI port 0, and
+ * @extra on QEMU's command line.
+ */
+static AHCIQState *ahci_boot_device_args(const char *device, const char *img,
+                                         const char *props, const char *extra)
 {
     AHCIQState *s = g_new0(AHCIQState, 1);
 
-    s->parent = qtest_pc_boot("-M q35 "
+    s->parent = qtest_pc_boot("-M q35 %s "
                               "-drive if=none,id=drive0,file=%s,format=raw,"
                               "discard=unmap "
                               "-device %s,id=disk0,drive=drive0,"
                               "bus=ide.0%s%s",
-                              img, device, props ? "," : "",
+                              extra, img, device, props ? "," : "",
                               props ? props : "");
     alloc_set_flags(&s->parent->alloc, ALLOC_LEAK_ASSERT);
     s->dev = get_ahci_device(s->parent->qts, &s->fingerprint);
@@ -52,6 +55,15 @@ static AHCIQState *ahci_boot_device(const char *device, const char *img,
     ahci_hba_enable(s);
     return s;
 }
+
+static AHCIQState *ahci_boot_device(const char *device, const char *img,
+                                    const char *props)
+{
+    return ahci_boot_device_args(device, img, props, "");
+}
+
+/* The HBA links at up to 6.0 Gb/s (q35's AHCI comes up at 1.5 Gb/s). */
+#define HBA_GEN3 "-global ich9-ahci.sata-gen=3"
 
 static AHCIQState *ncq_boot_img(const char *img, const char *props)
 {
@@ -347,7 +359,8 @@ static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
  */
 static void test_identify_model_words(void)
 {
-    AHCIQState *ahci = ncq_boot(NULL);
+    AHCIQState *ahci = ahci_boot_device_args("ncq-disk", img_path, NULL,
+                                             HBA_GEN3);
     uint16_t id[256];
     unsigned port = ahci_port_select(ahci);
 
@@ -362,11 +375,26 @@ static void test_identify_model_words(void)
     g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
                     AHCI_PX_SSTS_SPD, ==, 0x20);
     g_assert_cmphex(ahci_rreg(ahci, AHCI_CAP) & AHCI_CAP_ISS, ==, 3 << 20);
-    /* the guest's speed limit (PxSCTL.SPD) holds the link at Gen1 */
+    /*
+     * The guest's speed limit (PxSCTL.SPD) holds the link at Gen1 from the
+     * next COMRESET on, when the link is negotiated again; not before.
+     */
     ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1 << 4);
     g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_SPD, ==, 0x20);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, (1 << 4) | 1);   /* DET=1 */
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1 << 4);         /* released */
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
                     AHCI_PX_SSTS_SPD, ==, 0x10);
+    /* lifted, it holds until the next COMRESET too */
     ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_SPD, ==, 0x10);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_SPD, ==, 0x20);
+    ahci_port_clear(ahci, port);
 
     g_assert_cmphex(le16_to_cpu(id[85]) & (1 << 5), ==, 1 << 5);
     ncq_set_features(ahci, port, ATA_SF_WCACHE_OFF);
@@ -389,7 +417,8 @@ static void test_identify_link_per_model(void)
     int i;
 
     for (i = 0; i < ARRAY_SIZE(cases); i++) {
-        AHCIQState *ahci = ncq_boot(cases[i].props);
+        AHCIQState *ahci = ahci_boot_device_args("ncq-disk", img_path,
+                                                 cases[i].props, HBA_GEN3);
         uint16_t id[256];
         unsigned port = ahci_port_select(ahci);
 
@@ -399,6 +428,28 @@ static void test_identify_link_per_model(void)
         g_assert_cmphex(le16_to_cpu(id[76]) & 0xe, ==, cases[i].gens);
         g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
                         AHCI_PX_SSTS_SPD, ==, cases[i].spd);
+        ncq_shutdown(ahci);
+    }
+}
+
+/*
+ * q35's AHCI advertises 1.5 Gb/s (CAP.ISS) as it always has, whatever
+ * drive is on the port: the link speed a device reports is for HBAs
+ * given sata-gen (guest-tests/test_bad_input.py: a bad one stops QEMU).
+ */
+static void test_identify_hba_default_gen1(void)
+{
+    static const char *const devices[] = { "ncq-disk", "ide-hd" };
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(devices); i++) {
+        AHCIQState *ahci = ahci_boot_device(devices[i], img_path, NULL);
+        unsigned port = ahci_port_select(ahci);
+
+        g_assert_cmphex(ahci_rreg(ahci, AHCI_CAP) & AHCI_CAP_ISS, ==,
+                        1 << 20);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                        AHCI_PX_SSTS_SPD, ==, 0x10);
         ncq_shutdown(ahci);
     }
 }
@@ -2359,6 +2410,8 @@ static void add_identify_and_ncq_tests(void)
                         "ide-hd", test_hotplug_unplug);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
+    qtest_add_func("/ncq-disk/identify/hba-default-gen1",
+                   test_identify_hba_default_gen1);
     qtest_add_func("/ncq-disk/identify/link-per-model",
                    test_identify_link_per_model);
     qtest_add_func("/ncq-disk/identify/queue-depth",

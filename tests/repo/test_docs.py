@@ -227,9 +227,9 @@ def test_model_md_names_every_unit_test(ncq_sim_dir):
 
 def test_device_md_describes_every_property():
     props = set()
-    for path in sorted((ROOT / "hw" / "ide").glob("ncq-disk*.c")):
+    for path in sorted((ROOT / "hw" / "ide" / "ncq-disk").glob("*.c")):
         props |= set(re.findall(r'DEFINE_PROP_\w+\(\s*"([\w-]+)"', read(path)))
-    assert props, "no qdev property found in hw/ide/ncq-disk*.c"
+    assert props, "no qdev property found in hw/ide/ncq-disk/*.c"
     names = set(_table_after(ROOT / "docs" / "device.md", "## Properties"))
     assert props - names == set(), ("docs/device.md's property table misses "
                                     + ", ".join(sorted(props - names)))
@@ -237,9 +237,9 @@ def test_device_md_describes_every_property():
 
 def test_device_md_names_every_trace_event():
     events = set()
-    for path in sorted((ROOT / "patches" / "qemu").glob("*.patch")):
-        events |= set(re.findall(r"^\+(ncq_disk_\w+)\(", read(path), re.M))
-    assert events, "no ncq_disk trace event found in patches/qemu/"
+    path = ROOT / "hw" / "ide" / "ncq-disk" / "trace-events"
+    events = set(re.findall(r"^(ncq_disk_\w+)\(", read(path), re.M))
+    assert events, "no ncq_disk trace event found in " + str(path)
     text = read(ROOT / "docs" / "device.md")
     missing = sorted(e for e in events if f"`{e}`" not in text)
     assert not missing, "docs/device.md does not name " + ", ".join(missing)

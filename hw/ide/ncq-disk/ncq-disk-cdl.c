@@ -1,0 +1,469 @@
+/*
+ * ncq-disk: Command Duration Limits (ACS-5), what the host sees of them
+ *
+ * The limits themselves are the model's (hw/ide/ncq-model/cdl.c); this
+ * file is the drive's ATA face: the IDENTIFY bits and the IDENTIFY DEVICE
+ * data log pages that tell a host the feature is there, SET FEATURES to
+ * enable it and the sense data reporting it needs, the Command Duration
+ * Limits log (18h) read and written, and the sense data a missed limit
+ * leaves: in the NCQ Command Error log (10h) for an abort, in the Sense
+ * Data for Successful NCQ Commands log (0Fh) for a command completed
+ * without error.  docs/cdl.md.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/bswap.h"
+#include "migration/vmstate.h"
+#include "qemu/timer.h"
+#include "../ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+#include "trace.h"
+
+/* IDENTIFY DEVICE words */
+#define ID_SATA_FEATURES        78
+#define ID_SATA_NCQ_AUTOSENSE   (1 << 7)
+#define ID_MAJOR_VERSION        80
+#define ID_MAJOR_ATA8_TO_ACS5   0x1f00      /* bits 8-12 */
+#define ID_CMDSET_VALID         86
+#define ID_CMDSET_WORDS_119_120 (1 << 15)
+#define ID_CMDSET_SUP3          119         /* and 120: enabled */
+#define ID_CMDSET_SIGNATURE     (1 << 14)   /* words 119/120 are valid */
+#define ID_CMDSET_SENSE_DATA    (1 << 6)
+
+/* SET FEATURES subcommands */
+#define SETFEATURES_CDL             0x0d
+#define SETFEATURES_SENSE_DATA      0xc3
+#define SETFEATURES_SUCCESS_SENSE   0xc4
+
+/* Logs */
+#define LOG_SUCCESS_SENSE           0x0f
+#define LOG_SUCCESS_SENSE_PAGES     2
+#define LOG_CDL                     0x18
+#define LOG_IDENTIFY_DEVICE         0x30
+#define ID_LOG_CAPABILITIES         0x03
+#define ID_LOG_CURRENT_SETTINGS     0x04
+
+/* Status bit 1: sense data available (ACS-5) */
+#define SENSE_AVAIL_STAT            0x02
+
+/* Sense keys and codes a missed limit reports (SPC-6) */
+#define SENSE_ABORTED_COMMAND       0x0b
+#define SENSE_COMPLETED             0x0f
+#define ASC_COMMAND_TIMEOUT         0x2e
+#define ASC_DATA_UNAVAILABLE        0x55
+#define ASCQ_DATA_UNAVAILABLE       0x0a
+
+bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp)
+{
+    NcqParams *p = d->params;
+
+    switch (d->prop.cdl) {
+    case ON_OFF_AUTO_ON:
+        if (p->kind == NCQ_KIND_SSD) {
+            error_setg(errp, "cdl=on: model %s is an SSD; Command Duration "
+                       "Limits are modelled for hard disks only, drop "
+                       "cdl=on", p->name);
+            return false;
+        }
+        p->cdl = true;
+        break;
+    case ON_OFF_AUTO_OFF:
+        p->cdl = false;
+        break;
+    default:
+        break;
+    }
+    d->cdl.on = p->cdl;
+    return true;
+}
+
+static void ncq_disk_set_word(uint16_t *words, int w, uint16_t bits)
+{
+    stw_le_p(&words[w], lduw_le_p(&words[w]) | bits);
+}
+
+void ncq_disk_cdl_identify(NcqDisk *d, uint16_t *words)
+{
+    if (!d->cdl.on) {
+        return;
+    }
+    /* libata looks for CDL on ACS-4 drives and later */
+    if (lduw_le_p(&words[ID_MAJOR_VERSION]) != 0xffff) {
+        ncq_disk_set_word(words, ID_MAJOR_VERSION, ID_MAJOR_ATA8_TO_ACS5);
+    }
+    ncq_disk_set_word(words, ID_SATA_FEATURES, ID_SATA_NCQ_AUTOSENSE);
+    ncq_disk_set_word(words, ID_CMDSET_VALID, ID_CMDSET_WORDS_119_120);
+    ncq_disk_set_word(words, ID_CMDSET_SUP3,
+                      ID_CMDSET_SIGNATURE | ID_CMDSET_SENSE_DATA);
+    ncq_disk_set_word(words, ID_CMDSET_SUP3 + 1, ID_CMDSET_SIGNATURE |
+                      (d->cdl.sense_reporting ? ID_CMDSET_SENSE_DATA : 0));
+}
+
+/*
+ * IDENTIFY DEVICE data built already (the core keeps it): word 120 says
+ * whether sense data reporting is enabled.
+ */
+static void ncq_disk_cdl_identify_update(NcqDisk *d, IDEState *s)
+{
+    uint16_t *words = (uint16_t *)s->identify_data;
+    uint16_t w;
+
+    if (!s->identify_set) {
+        return;
+    }
+    w = lduw_le_p(&words[ID_CMDSET_SUP3 + 1]) & ~ID_CMDSET_SENSE_DATA;
+    stw_le_p(&words[ID_CMDSET_SUP3 + 1],
+             w | (d->cdl.sense_reporting ? ID_CMDSET_SENSE_DATA : 0));
+}
+
+/* SET FEATURES: true if it was ours (the command has then completed). */
+bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
+{
+    bool on = s->nsector & 1;
+    NcqCdl t;
+    char err[160];
+
+    if (!d->cdl.on) {
+        return false;
+    }
+    switch (s->feature) {
+    case SETFEATURES_CDL:
+        ncq_model_cdl_get(d->model, &t);
+        t.enabled = on;
+        if (ncq_model_cdl_set_at(d->model, &t,
+                                 qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                 err, sizeof(err)) < 0) {
+            ide_abort_command(s);
+            return true;
+        }
+        break;
+    case SETFEATURES_SENSE_DATA:
+        d->cdl.sense_reporting = on;
+        ncq_disk_cdl_identify_update(d, s);
+        break;
+    case SETFEATURES_SUCCESS_SENSE:
+        d->cdl.success_sense = on;
+        break;
+    default:
+        return false;
+    }
+    trace_ncq_disk_cdl_set_feature(d, s->feature, on);
+    s->status = READY_STAT | SEEK_STAT;
+    return true;
+}
+
+/* The page of log 18h has arrived: stored if valid, ABRT if not. */
+static void ncq_disk_cdl_log_written(IDEState *s)
+{
+    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
+    NcqCdl t;
+    char err[160];
+
+    ncq_model_cdl_get(d->model, &t);
+    if (ncq_cdl_log_decode(s->io_buffer, &t, err, sizeof(err)) < 0 ||
+        ncq_model_cdl_set_at(d->model, &t,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                             err, sizeof(err)) < 0) {
+        trace_ncq_disk_cdl_log_refused(d, err);
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        return;
+    }
+    trace_ncq_disk_cdl_log_written(d);
+    s->status = READY_STAT | SEEK_STAT;
+    ide_transfer_stop(s);
+}
+
+/*
+ * WRITE LOG EXT: only the Command Duration Limits log is writable, one
+ * page.  Returns what a command table handler returns.
+ */
+bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s)
+{
+    uint16_t page = s->lcyl | (s->hob_lcyl << 8);
+    uint32_t count = (s->hob_nsector << 8) | s->nsector;
+
+    if (!d->cdl.on || s->sector != LOG_CDL || page || count != 1) {
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        return true;
+    }
+    s->status = READY_STAT | SEEK_STAT;
+    ide_transfer_start(s, s->io_buffer, NCQ_CDL_LOG_BYTES,
+                       ncq_disk_cdl_log_written);
+    return false;
+}
+
+void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf)
+{
+    if (d->cdl.on) {
+        stw_le_p(buf + 2 * LOG_SUCCESS_SENSE, LOG_SUCCESS_SENSE_PAGES);
+        stw_le_p(buf + 2 * LOG_CDL, 1);
+    }
+}
+
+/* The IDENTIFY DEVICE data log pages CDL adds: their numbers in @pages */
+int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages)
+{
+    if (!d->cdl.on) {
+        return 0;
+    }
+    pages[0] = ID_LOG_CAPABILITIES;
+    pages[1] = ID_LOG_CURRENT_SETTINGS;
+    return 2;
+}
+
+static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
+{
+    stq_le_p(buf + off, ldq_le_p(buf + off) | (1ULL << 63) | bits);
+}
+
+/*
+ * Sense Data for Successful NCQ Commands, page @page of 2: a header, the
+ * tags holding sense data, then 24 bytes per tag (sense key, ASC, ASCQ
+ * first) from byte 32.  An entry stays until its tag completes again.
+ */
+static void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page,
+                                     uint8_t *buf)
+{
+    uint32_t from = 512 * page;
+    int tag, i;
+
+    if (page == 0) {
+        stq_le_p(buf, (1ULL << 63) |
+                 ((uint64_t)LOG_SUCCESS_SENSE << 16) | 1);
+        stl_le_p(buf + 8, d->cdl.sense_valid);
+        trace_ncq_disk_cdl_success_sense_read(d, d->cdl.sense_valid);
+    }
+    for (tag = 0; tag < NCQ_DISK_MAX_DEPTH; tag++) {
+        if (!(d->cdl.sense_valid & (1u << tag))) {
+            continue;
+        }
+        for (i = 0; i < 3; i++) {
+            uint32_t at = 32 + 24 * tag + i;
+
+            if (at >= from && at < from + 512) {
+                buf[at - from] = d->cdl.sense[3 * tag + i];
+            }
+        }
+    }
+}
+
+bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                           uint8_t *buf)
+{
+    NcqCdl t;
+
+    if (!d->cdl.on) {
+        return false;
+    }
+    switch (log) {
+    case LOG_SUCCESS_SENSE:
+        if (page >= LOG_SUCCESS_SENSE_PAGES) {
+            return false;
+        }
+        ncq_disk_cdl_success_log(d, page, buf);
+        return true;
+    case LOG_CDL:
+        if (page) {
+            return false;
+        }
+        ncq_model_cdl_get(d->model, &t);
+        ncq_cdl_log_encode(&t, buf);
+        return true;
+    case LOG_IDENTIFY_DEVICE:
+        if (page == ID_LOG_CAPABILITIES) {
+            /* Supported capabilities: success sense; CDL and guideline */
+            ncq_disk_id_qword(buf, 8, 1ULL << 47);
+            ncq_disk_id_qword(buf, 168, 3);
+            return true;
+        }
+        if (page == ID_LOG_CURRENT_SETTINGS) {
+            ncq_model_cdl_get(d->model, &t);
+            /* Current settings: CDL enabled, success sense enabled */
+            ncq_disk_id_qword(buf, 8,
+                              (t.enabled ? 1ULL << 21 : 0) |
+                              (d->cdl.success_sense ? 1ULL << 18 : 0));
+            return true;
+        }
+        return false;
+    }
+    return false;
+}
+
+/* The sense a missed limit leaves (SPC-6 codes, as libata reads them) */
+static bool ncq_disk_cdl_sense(uint8_t outcome, uint8_t *sense)
+{
+    switch (outcome) {
+    case NCQ_CDL_ABORT_INACTIVE:
+    case NCQ_CDL_ABORT_ACTIVE:
+    case NCQ_CDL_ABORT_ERP:
+        sense[0] = SENSE_ABORTED_COMMAND;
+        sense[1] = ASC_COMMAND_TIMEOUT;
+        /* 01h before processing, 02h during, 03h during error recovery */
+        sense[2] = outcome - NCQ_CDL_ABORT_INACTIVE + 1;
+        return true;
+    case NCQ_CDL_DATA_UNAVAILABLE:
+        sense[0] = SENSE_COMPLETED;
+        sense[1] = ASC_DATA_UNAVAILABLE;
+        sense[2] = ASCQ_DATA_UNAVAILABLE;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * A queued command's completion with its CDL outcome: an abort is an NCQ
+ * error whose sense goes to log 10h (true: done with it here); a command
+ * completed without error keeps its sense in log 0Fh and says so in the
+ * Set Device Bits FIS's status.
+ */
+bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r, const NcqCompletion *c)
+{
+    IDENCQCmd *cmd = r->cmd;
+    uint8_t sense[3];
+    uint32_t bit = 1u << c->id;
+
+    d->cdl.sense_valid &= ~bit;
+    cmd->sense = false;
+    if (!c->cdl_outcome) {
+        return false;
+    }
+    trace_ncq_disk_cdl_outcome(d, c->id, c->cdl,
+                               ncq_cdl_outcome_name(c->cdl_outcome));
+    if (!ncq_disk_cdl_sense(c->cdl_outcome, sense)) {
+        return false;
+    }
+    if (c->cdl_outcome == NCQ_CDL_DATA_UNAVAILABLE) {
+        memcpy(&d->cdl.sense[3 * c->id], sense, 3);
+        d->cdl.sense_valid |= bit;
+        cmd->sense = true;
+        return false;
+    }
+    r->cmd = NULL;
+    ncq_disk_ncq_halt(d, cmd, c->id, ABRT_ERR, c->lba);
+    memcpy(d->errlog.sense, sense, 3);
+    d->errlog.status |= SENSE_AVAIL_STAT;
+    return true;
+}
+
+static bool ncq_disk_cdl_needed(void *opaque)
+{
+    return ((NcqDisk *)opaque)->cdl.on;
+}
+
+const VMStateDescription vmstate_ncq_disk_cdl = {
+    .name = "ncq-disk/cdl",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ncq_disk_cdl_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(cdl.sense_reporting, NcqDisk),
+        VMSTATE_BOOL(cdl.success_sense, NcqDisk),
+        VMSTATE_UINT32(cdl.sense_valid, NcqDisk),
+        VMSTATE_BUFFER(cdl.sense, NcqDisk),
+        VMSTATE_BUFFER(errlog.sense, NcqDisk),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* ---- QMP (ncq-disk-qmp.c calls these) ---- */
+
+static NcqDiskCdlDescriptorList *ncq_disk_cdl_list(const NcqCdlDesc *t)
+{
+    NcqDiskCdlDescriptorList *head = NULL, **tail = &head;
+    int i;
+
+    for (i = 0; i < NCQ_CDL_DESCS; i++) {
+        NcqDiskCdlDescriptor *e = g_new0(NcqDiskCdlDescriptor, 1);
+
+        *e = (NcqDiskCdlDescriptor) {
+            .index = i + 1,
+            .total_us = t[i].total_us,
+            .total_policy = t[i].total_policy,
+            .active_us = t[i].active_us,
+            .active_policy = t[i].active_policy,
+            .inactive_us = t[i].inactive_us,
+            .inactive_policy = t[i].inactive_policy,
+        };
+        QAPI_LIST_APPEND(tail, e);
+    }
+    return head;
+}
+
+NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d)
+{
+    NcqDiskCdlInfo *info = g_new0(NcqDiskCdlInfo, 1);
+    NcqCdl t;
+
+    ncq_model_cdl_get(d->model, &t);
+    info->supported = d->cdl.on;
+    info->enabled = t.enabled;
+    info->read = ncq_disk_cdl_list(t.rd);
+    info->write = ncq_disk_cdl_list(t.wr);
+    return info;
+}
+
+/* Descriptors given by index into @t; false with @errp if one is bad. */
+static bool ncq_disk_cdl_take(NcqDiskCdlDescriptorList *l, NcqCdlDesc *t,
+                              const char *dir, Error **errp)
+{
+    for (; l; l = l->next) {
+        NcqDiskCdlDescriptor *e = l->value;
+
+        if (e->index < 1 || e->index > NCQ_CDL_DESCS) {
+            error_setg(errp, "%s descriptor index %u: give 1 to %d", dir,
+                       e->index, NCQ_CDL_DESCS);
+            return false;
+        }
+        if (e->total_policy > 15 || e->active_policy > 15 ||
+            e->inactive_policy > 15) {
+            error_setg(errp, "%s descriptor %u: a policy is 0 to 15", dir,
+                       e->index);
+            return false;
+        }
+        t[e->index - 1] = (NcqCdlDesc) {
+            .total_policy = e->total_policy,
+            .active_policy = e->active_policy,
+            .inactive_policy = e->inactive_policy,
+            .total_us = e->total_us,
+            .active_us = e->active_us,
+            .inactive_us = e->inactive_us,
+        };
+    }
+    return true;
+}
+
+bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
+                      NcqDiskCdlDescriptorList *rd,
+                      NcqDiskCdlDescriptorList *wr, Error **errp)
+{
+    NcqCdl t;
+    char err[160];
+
+    if (!d->cdl.on) {
+        error_setg(errp, "ncq-disk '%s' has no Command Duration Limits; "
+                   "give it cdl=on", d->dev.qdev.id ? d->dev.qdev.id : "");
+        return false;
+    }
+    ncq_model_cdl_get(d->model, &t);
+    if (has_enabled) {
+        t.enabled = enabled;
+    }
+    if (!ncq_disk_cdl_take(rd, t.rd, "read", errp) ||
+        !ncq_disk_cdl_take(wr, t.wr, "write", errp)) {
+        return false;
+    }
+    if (ncq_model_cdl_set_at(d->model, &t,
+                             qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                             err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
+        return false;
+    }
+    return true;
+}

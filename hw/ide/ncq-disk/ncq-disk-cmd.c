@@ -1,0 +1,253 @@
+/*
+ * ncq-disk: non-queued commands
+ *
+ * Commands the generic IDE table does not know (READ LOG EXT) are served
+ * here; media commands (reads, writes, FLUSH CACHE) and TRIM are held busy
+ * until the model's deadline and then carried out by the generic handlers, with
+ * their host I/O finished inside the deadline's timer callback so that
+ * virtual time does not depend on the host.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/timer.h"
+#include "system/block-backend.h"
+#include "../ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+
+/* Command codes the generic IDE core does not name */
+#define ATA_CMD_READ_LOG_EXT        0x2f
+#define ATA_CMD_WRITE_LOG_EXT       0x3f
+#define ATA_CMD_READ_FPDMA_QUEUED   0x60
+#define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
+
+/* A sector count register of 0 means the largest count */
+#define ATA_LBA28_MAX_SECTORS       256
+#define ATA_LBA48_MAX_SECTORS       65536
+
+/* What the drive does with a command: NcqDiskCmd.flags */
+/* The model times it: busy until its deadline, then the core runs it */
+#define NCQ_CMD_TIMED       (1u << 0)
+/* It moves the sectors its LBA and count registers name */
+#define NCQ_CMD_SECTORS     (1u << 1)
+/* ...with a 48-bit LBA and a 16-bit count (the EXT commands) */
+#define NCQ_CMD_LBA48       (1u << 2)
+/* READ/WRITE FPDMA QUEUED: AHCI hands them over through ncq_submit() */
+#define NCQ_CMD_QUEUED      (1u << 3)
+/* Served by this device: READ LOG EXT (ncq-disk-log.c) */
+#define NCQ_CMD_LOG         (1u << 4)
+/* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
+#define NCQ_CMD_TRIM        (1u << 5)
+/* WRITE LOG EXT: the Command Duration Limits log (ncq-disk-cdl.c) */
+#define NCQ_CMD_LOG_WRITE   (1u << 6)
+/* SET FEATURES: the drive's own subcommands first (ncq-disk-cdl.c) */
+#define NCQ_CMD_FEATURES    (1u << 7)
+/* SMART: served by this device (ncq-disk-smart.c) */
+#define NCQ_CMD_SMART       (1u << 8)
+
+/* A read or write of sectors, 28-bit and 48-bit */
+#define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
+#define NCQ_CMD_MEDIA_EXT   (NCQ_CMD_MEDIA | NCQ_CMD_LBA48)
+
+typedef struct NcqDiskCmd {
+    NcqOp op;               /* what the model times */
+    unsigned flags;
+} NcqDiskCmd;
+
+/*
+ * The commands the drive treats apart from the generic IDE table; any
+ * other command goes to the generic handler at once.  Indexed by command
+ * code, as hw/ide/core.c's ide_cmd_table.  FLUSH CACHE EXT names no
+ * sectors, so it has no NCQ_CMD_LBA48: an error it meets reports its LBA
+ * in the 28-bit registers, as DSM's does.
+ */
+static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
+    [WIN_DSM]                   = { NCQ_OP_OTHER, NCQ_CMD_TIMED |
+                                                  NCQ_CMD_TRIM },
+    [WIN_READ]                  = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_READ_EXT]              = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_MULTREAD_EXT]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [ATA_CMD_READ_LOG_EXT]      = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG_WRITE },
+    [WIN_SETFEATURES]           = { NCQ_OP_OTHER, NCQ_CMD_FEATURES },
+    [WIN_WRITE]                 = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_WRITE_EXT]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [WIN_WRITEDMA_EXT]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [WIN_MULTWRITE_EXT]         = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [ATA_CMD_READ_FPDMA_QUEUED] = { NCQ_OP_READ,  NCQ_CMD_QUEUED },
+    [ATA_CMD_WRITE_FPDMA_QUEUED] = { NCQ_OP_WRITE, NCQ_CMD_QUEUED },
+    [WIN_MULTREAD]              = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_MULTWRITE]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_READDMA]               = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_WRITEDMA]              = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_FLUSH_CACHE]           = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+    [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
+    [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
+};
+
+/*
+ * Decode a timed command for the model; false if the core must handle it
+ * at once (CHS addressing, or sectors beyond the disk: its error).
+ */
+static bool ncq_disk_decode(IDEState *s, const NcqDiskCmd *c, NcqCmd *mc)
+{
+    bool lba48 = c->flags & NCQ_CMD_LBA48;
+    uint8_t was_lba48 = s->lba48;
+    uint32_t count;
+
+    *mc = (NcqCmd) { .op = c->op, .id = NCQ_ID_NONQUEUED };
+    if (!(c->flags & NCQ_CMD_SECTORS)) {
+        return true;
+    }
+    if (!(s->select & ATA_DEV_LBA)) {
+        return false;           /* CHS addressing: leave it to the core */
+    }
+    /*
+     * The core's own reading of the LBA registers.  The command has not
+     * started, so the core has not set s->lba48 for it yet: lend it.
+     */
+    s->lba48 = lba48;
+    mc->lba = ide_get_sector(s);
+    s->lba48 = was_lba48;
+    if (lba48) {
+        count = (s->hob_nsector << 8) | s->nsector;
+        mc->sectors = count ? count : ATA_LBA48_MAX_SECTORS;
+    } else {
+        count = (uint8_t)s->nsector;
+        mc->sectors = count ? count : ATA_LBA28_MAX_SECTORS;
+    }
+    return mc->lba + mc->sectors <= s->nb_sectors;
+}
+
+/*
+ * The held command meets an injected media error at its deadline: status
+ * DRDY|ERR, the error register, and the LBA registers naming the first
+ * failing sector, as ACS asks of READ/WRITE (DMA) EXT.
+ */
+static void ncq_disk_held_error(NcqDisk *d, IDEState *s, const NcqDiskCmd *c)
+{
+    s->lba48 = !!(c->flags & NCQ_CMD_LBA48);
+    s->status = READY_STAT | ERR_STAT;
+    s->error = d->held.error;
+    ide_set_sector(s, d->held.error_lba);
+    d->held.error = 0;
+    d->count.injected_errors++;
+}
+
+/*
+ * A command the drive cannot take now: true (with *complete) if it is
+ * refused, false if it may run.
+ */
+static bool ncq_disk_refuse(NcqDisk *d, IDEState *s, bool *complete)
+{
+    if (d->power.off) {
+        *complete = false;      /* a dead drive stays busy */
+        return true;
+    }
+    if (d->aborting) {
+        /*
+         * Fetched while the drive drops its queue (ncq_disk_drop()): it
+         * came with the queued commands, so it is aborted like any
+         * non-queued command that meets queued ones, and the error being
+         * reported already covers it.
+         */
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    if (ncq_disk_outstanding(d)) {
+        ncq_disk_nonqueued_error(d);
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Hand a timed command to the model and hold it busy until its deadline
+ * (ncq_disk_run_held() then); false: the core runs it at once.
+ */
+static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
+                          const NcqDiskCmd *c)
+{
+    int64_t now;
+    NcqCmd mc;
+
+    if (!ncq_disk_decode(s, c, &mc)) {
+        return false;
+    }
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    if (mc.op == NCQ_OP_WRITE) {
+        ncq_disk_save_undo(d, mc.lba, mc.sectors, now);
+    }
+    if (ncq_model_submit(d->model, &mc, now) < 0) {
+        return false;
+    }
+    d->held.active = true;
+    d->held.cmd = cmd;
+    ncq_disk_arm_timer(d);
+    return true;
+}
+
+bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
+                       bool *complete)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    const NcqDiskCmd *c = &ncq_disk_cmd_table[cmd];
+
+    if (cmd == WIN_IDENTIFY) {
+        ncq_disk_identify_refresh(s);
+    }
+    if (d->held.passthrough) {
+        if (d->held.error) {
+            ncq_disk_held_error(d, s, c);
+            *complete = true;
+            return true;
+        }
+        return false;
+    }
+    if (ncq_disk_refuse(d, s, complete)) {
+        return true;
+    }
+    if (c->flags & NCQ_CMD_LOG) {
+        *complete = ncq_disk_read_log(d, s);
+        return true;
+    }
+    if (c->flags & NCQ_CMD_LOG_WRITE) {
+        *complete = ncq_disk_cdl_write_log(d, s);
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {
+        *complete = true;
+        return true;
+    }
+    if (c->flags & NCQ_CMD_SMART) {
+        *complete = ncq_disk_smart_cmd(d, s);
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {
+        /* IDENTIFY word 169 says no TRIM: the drive knows no DSM. */
+        ide_abort_command(s);
+        *complete = true;
+        return true;
+    }
+    /*
+     * Queued commands never come here.  Untimed ones (all with
+     * timing=off) go to the generic handler at once.  TRIM is timed too:
+     * the generic handler completes it from a bottom half, at a
+     * host-dependent point of the guest's run; held until the model's
+     * deadline, it completes inside the deadline's timer callback.
+     */
+    if (!d->prop.timing || !(c->flags & NCQ_CMD_TIMED) ||
+        !ncq_disk_hold(d, s, cmd, c)) {
+        return false;
+    }
+    *complete = false;
+    return true;
+}

@@ -1,0 +1,588 @@
+/*
+ * ncq-disk: the drive's command queue in virtual time
+ *
+ * Every queued command goes to the model at its arrival time; the host
+ * I/O starts at once, but the command completes to the guest only at the
+ * model's deadline on QEMU_CLOCK_VIRTUAL.  If the host has not finished
+ * by then, the timer callback waits for it without letting virtual time
+ * move (under icount the vCPU cannot pass a pending timer), so what the
+ * guest sees never depends on host timing.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "block/aio-wait.h"
+#include "system/block-backend.h"
+#include "system/dma.h"
+#include "../ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+#include "trace.h"
+
+IDEState *ncq_disk_state(NcqDisk *d)
+{
+    IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
+
+    return &bus->ifs[d->dev.unit];
+}
+
+int ncq_disk_outstanding(NcqDisk *d)
+{
+    int i, n = 0;
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        n += d->reqs[i].cmd != NULL;
+    }
+    return n;
+}
+
+void ncq_disk_arm_timer(NcqDisk *d)
+{
+    int64_t next = ncq_model_next_event(d->model);
+
+    ncq_disk_smart_activity(d);
+    if (next == INT64_MAX) {
+        timer_del(d->timer);
+    } else {
+        timer_mod_anticipate_ns(d->timer, next);
+    }
+}
+
+/* Hand a finished command back to the HBA. */
+static void ncq_disk_finish(NcqDiskReq *r, int ret)
+{
+    IDENCQCmd *cmd = r->cmd;
+
+    r->cmd = NULL;
+    cmd->complete(cmd, ret);
+}
+
+static void ncq_disk_host_done(void *opaque, int ret)
+{
+    NcqDiskReq *r = opaque;
+
+    r->aiocb = NULL;
+    r->host_done = true;
+    r->host_ret = ret;
+    if (r->cmd && !r->disk->prop.timing) {
+        ncq_disk_finish(r, ret);
+    }
+}
+
+/*
+ * Drop a command: no completion will follow for it, and its host I/O has
+ * ended (cancelled or finished) when this returns, so no DMA reaches the
+ * guest after a reset.  Not blk_aio_cancel(): that waits for the AIOCB's
+ * last reference, which a DMA request parked for a bounce buffer (PRDs
+ * pointing at MMIO) never drops, as dma_aio_cancel() completes it without
+ * releasing it; the guest could hang QEMU.  We wait for our callback.
+ */
+IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
+{
+    NcqDisk *d = r->disk;
+    IDENCQCmd *cmd = r->cmd;
+    bool was_aborting = d->aborting;
+
+    r->cmd = NULL;
+    if (r->aiocb) {
+        blk_aio_cancel_async(r->aiocb);
+        /*
+         * The wait runs the main loop's bottom halves, AHCI's command
+         * fetch among them: the drive takes no new command meanwhile.
+         */
+        d->aborting = true;
+        AIO_WAIT_WHILE(NULL, !r->host_done);
+        d->aborting = was_aborting;
+        r->aiocb = NULL;
+    }
+    return cmd;
+}
+
+static void ncq_disk_wait_expired(void *opaque)
+{
+    *(bool *)opaque = true;
+}
+
+/*
+ * Wait for @r's host I/O without letting virtual time move (the caller
+ * is about to complete it, or to overwrite its sectors).  Host I/O always
+ * finishes, except a DMA parked for a bounce buffer that nothing will
+ * free: a guest can point PRDs at MMIO after filling the bounce buffer
+ * with command lists mapped there too.  So after x-host-wait-ms of wall
+ * time give up: cancel it (its command then fails) rather than hang QEMU.
+ */
+void ncq_disk_wait_host(NcqDiskReq *r)
+{
+    NcqDisk *d = r->disk;
+    bool expired = false;
+    QEMUTimer *t;
+
+    if (r->host_done) {
+        return;
+    }
+    t = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME, SCALE_MS,
+                      ncq_disk_wait_expired, &expired);
+    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->prop.host_wait_ms);
+    AIO_WAIT_WHILE(NULL, !r->host_done && !expired);
+    timer_free(t);
+    if (!r->host_done) {
+        warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
+                    "ms (DMA to a non-RAM address?); failing its command",
+                    r - d->reqs, d->prop.host_wait_ms);
+        blk_aio_cancel_async(r->aiocb);
+        AIO_WAIT_WHILE(NULL, !r->host_done);
+    }
+}
+
+/*
+ * An NCQ error: the drive aborts every outstanding command, reports the
+ * failing one in the NCQ Command Error log and refuses new queued
+ * commands until the host has read that log (SATA 3.x, 13.6.3).  @lba
+ * goes to the log: the first failing sector of a media error.
+ */
+void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                       uint8_t error, uint64_t lba)
+{
+    IDENCQCmd *aborted[NCQ_DISK_MAX_DEPTH];
+    int i, n = 0;
+
+    d->queue_gen++;
+    d->errlog = (NcqDiskErrorLog) {
+        .valid = true,
+        .nq = tag == NCQ_DISK_TAG_NONQUEUED,
+        .tag = tag == NCQ_DISK_TAG_NONQUEUED ? 0 : tag,
+        .status = READY_STAT | ERR_STAT,
+        .error = error,
+        .lba = lba,
+        .count = failed ? failed->sector_count : 0,
+    };
+    d->ncq_halted = true;
+    trace_ncq_disk_ncq_error(d, tag, error);
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        if (d->reqs[i].cmd && d->reqs[i].cmd != failed) {
+            aborted[n++] = ncq_disk_drop(&d->reqs[i]);
+        }
+    }
+    ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    timer_del(d->timer);
+    if (failed) {
+        failed->complete(failed, error);
+    }
+    for (i = 0; i < n; i++) {
+        aborted[i]->complete(aborted[i], ABRT_ERR);
+    }
+}
+
+/* An NCQ error caused by the guest's command. */
+static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
+                              uint8_t error)
+{
+    d->count.guest_errors++;
+    ncq_disk_ncq_halt(d, failed, tag, error, failed ? failed->lba : 0);
+}
+
+/* Keep the model's write cache in step with SET FEATURES. */
+static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
+{
+    NcqSettings st;
+    bool wce = blk_enable_write_cache(s->blk);
+
+    ncq_model_get_settings(d->model, &st);
+    if (st.write_cache != wce) {
+        st.write_cache = wce;
+        ncq_model_set_settings_at(d->model, &st,
+                                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                  NULL, 0);
+    }
+}
+
+/* The command's own host I/O: its data to or from the image. */
+void ncq_disk_host_io(NcqDiskReq *r)
+{
+    IDEState *s = ncq_disk_state(r->disk);
+    IDENCQCmd *cmd = r->cmd;
+    BlockAIOCB *acb;
+
+    if (cmd->is_write) {
+        acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
+                            BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+    } else {
+        acb = dma_blk_read(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
+                           BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+    }
+    /* With nothing to transfer the callback has run already */
+    r->aiocb = r->host_done ? NULL : acb;
+}
+
+/*
+ * A queued command the drive refuses before timing it: true if it was
+ * failed or dropped here.
+ */
+static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
+{
+    if (d->power.off) {
+        return true;            /* a dead drive answers nothing */
+    }
+    if (d->ncq_halted || d->aborting) {
+        /*
+         * Until log 10h is read, queued commands are aborted; so are
+         * those that arrive while the queue is being dropped.
+         */
+        cmd->complete(cmd, ABRT_ERR);
+        return true;
+    }
+    if (cmd->tag >= d->prop.queue_depth) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
+        return true;
+    }
+    if (cmd->lba + cmd->sector_count > s->nb_sectors) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ID_ERR);
+        return true;
+    }
+    if (d->reqs[cmd->tag].cmd) {
+        /* AHCI reports active tags through ncq_error(); be safe anyway. */
+        ncq_disk_ncq_fail(d, NULL, cmd->tag, ABRT_ERR);
+        cmd->complete(cmd, ABRT_ERR);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Hand a queued command to the model; false if it failed.  A write's
+ * sectors whose old contents must be kept first: *undo_first, *undo_n.
+ */
+static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
+                              int64_t now, uint64_t *undo_first,
+                              uint32_t *undo_n)
+{
+    NcqCmd mc = {
+        .id = cmd->tag,
+        .op = cmd->is_write ? NCQ_OP_WRITE : NCQ_OP_READ,
+        .lba = cmd->lba,
+        .sectors = cmd->sector_count,
+        .fua = cmd->fua,
+        .prio = cmd->prio,
+        .queued = true,
+        .cdl = cmd->cdl,
+    };
+    int ret;
+
+    ncq_disk_sync_write_cache(d, s);
+    if (cmd->is_write) {
+        uint32_t gen = d->queue_gen;
+
+        *undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count, now,
+                                        undo_first);
+        if (d->queue_gen != gen) {
+            /* It waited for a write, and the queue was dropped. */
+            cmd->complete(cmd, ABRT_ERR);
+            return false;
+        }
+    }
+    ret = ncq_model_submit(d->model, &mc, now);
+    if (ret < 0) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag,
+                          ret == NCQ_ERR_RANGE ? ID_ERR : ABRT_ERR);
+        return false;
+    }
+    return true;
+}
+
+void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    IDEState *s = ncq_disk_state(d);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    NcqDiskReq *r;
+    uint64_t undo_first = 0;
+    uint32_t undo_n = 0;
+
+    trace_ncq_disk_submit(d, cmd->tag, cmd->is_write, cmd->lba,
+                          cmd->sector_count, cmd->fua, cmd->prio, now);
+    if (ncq_disk_ncq_refuse(d, s, cmd)) {
+        return;
+    }
+    if (d->prop.timing &&
+        !ncq_disk_ncq_time(d, s, cmd, now, &undo_first, &undo_n)) {
+        return;
+    }
+    r = &d->reqs[cmd->tag];
+    r->cmd = cmd;
+    r->host_done = false;
+    r->host_ret = 0;
+    if (undo_n) {
+        ncq_disk_undo_read(r, undo_first, undo_n);
+    } else {
+        ncq_disk_host_io(r);
+    }
+    if (d->prop.timing) {
+        ncq_disk_arm_timer(d);
+    }
+}
+
+/*
+ * A non-queued command arrived while queued ones are outstanding: the
+ * drive aborts it and every queued command (NQ set in log 10h).
+ */
+void ncq_disk_nonqueued_error(NcqDisk *d)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "ncq-disk: non-queued command while "
+                  "%d queued commands are outstanding\n",
+                  ncq_disk_outstanding(d));
+    ncq_disk_ncq_fail(d, NULL, NCQ_DISK_TAG_NONQUEUED, ABRT_ERR);
+}
+
+void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+
+    if (d->aborting) {
+        return;                 /* the error being reported covers it */
+    }
+
+    qemu_log_mask(LOG_GUEST_ERROR, "ncq-disk: tag %u is already active\n",
+                  tag);
+    ncq_disk_ncq_fail(d, NULL, tag, ABRT_ERR);
+}
+
+/*
+ * The HBA will not take a held non-queued command's result later (a reset,
+ * or its port stopping): the command has its data in the drive's buffer
+ * already, so the drive finishes it now, before its model deadline.
+ */
+static void ncq_disk_finish_held(NcqDisk *d)
+{
+    if (d->held.active &&
+        ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
+        d->held.active = false;        /* an injected hang: it never ran */
+    }
+    ncq_disk_run_held(d);
+}
+
+/* The port stops fetching commands: a held one runs while it still can. */
+void ncq_disk_hba_stop(IDEDevice *dev)
+{
+    ncq_disk_finish_held(NCQ_DISK(dev));
+}
+
+void ncq_disk_ncq_cancel(IDEDevice *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    int i;
+
+    trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
+    d->queue_gen++;
+    ncq_disk_smart_cancel(d);
+    ncq_disk_finish_held(d);
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        if (d->reqs[i].cmd) {
+            ncq_disk_drop(&d->reqs[i]);
+        }
+    }
+    ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    timer_del(d->timer);
+    d->ncq_halted = false;
+    d->errlog.valid = false;
+}
+
+/*
+ * The error register of an injected media error.  ACS defines UNC for
+ * reads only; a write that cannot be written is reported with ABRT, the
+ * one error bit ACS lets WRITE commands set for it (docs/faults.md).
+ */
+static uint8_t ncq_disk_fault_error(int fault)
+{
+    switch (fault) {
+    case NCQ_FAULT_UNC:
+        return ECC_ERR;         /* ACS calls bit 6 UNC */
+    case NCQ_FAULT_WRITE:
+        return ABRT_ERR;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * A queued read the model says returns corrupt sectors (a corrupt fault,
+ * docs/faults.md): the image's data is in guest memory already; alter it
+ * there as the drive's media gives it.  The command ends with good
+ * status: the drive does not know.
+ */
+static void ncq_disk_corrupt_read(IDENCQCmd *cmd, const NcqCompletion *c)
+{
+    dma_addr_t len = MIN((dma_addr_t)cmd->sector_count * BDRV_SECTOR_SIZE,
+                         cmd->sg->size);
+    g_autofree uint8_t *buf = NULL;
+
+    if (cmd->is_write || len < (dma_addr_t)c->sectors * BDRV_SECTOR_SIZE) {
+        return;
+    }
+    buf = g_malloc(len);
+    /* dma_buf_write: from guest memory; dma_buf_read: to it */
+    dma_buf_write(buf, len, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
+    if (ncq_fault_corrupt(c, buf) > 0) {
+        dma_buf_read(buf, len, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
+    }
+}
+
+/* What the timer callback does after one completion */
+typedef enum NcqDiskNext {
+    NCQ_DISK_NEXT,          /* on to the next completion */
+    NCQ_DISK_VOID,          /* the queue was dropped: the rest are void */
+    NCQ_DISK_OFF,           /* the power was cut: stop */
+} NcqDiskNext;
+
+/* The held non-queued command's deadline */
+static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
+{
+    if (d->trace) {
+        ncq_trace_record(d->trace, c);
+    }
+    if (c->fault == NCQ_FAULT_POWERCUT) {
+        ncq_disk_power_cut_machine(d);
+        return NCQ_DISK_OFF;
+    }
+    d->held.error = ncq_disk_fault_error(c->fault);
+    d->held.error_lba = c->fault_lba;
+    ncq_disk_run_held(d);
+    return NCQ_DISK_NEXT;
+}
+
+/* A queued command's deadline: complete it once its host I/O is done. */
+static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
+{
+    NcqDiskReq *r;
+
+    if (c->id >= NCQ_DISK_MAX_DEPTH) {
+        return NCQ_DISK_NEXT;
+    }
+    r = &d->reqs[c->id];
+    if (!r->cmd) {
+        return NCQ_DISK_NEXT;
+    }
+    if (!r->host_done) {
+        uint32_t gen = d->queue_gen;
+
+        /* Virtual time stands still while we wait. */
+        d->count.host_waits++;
+        ncq_disk_wait_host(r);
+        if (d->queue_gen != gen) {
+            /*
+             * The wait ran AHCI's command fetch, and a command made the
+             * drive drop its queue: the other completions are void.
+             */
+            return NCQ_DISK_VOID;
+        }
+    }
+    trace_ncq_disk_complete(d, c->id, c->lba, c->sectors, c->arrival_ns,
+                            c->dispatch_ns, c->complete_ns, c->delay_count,
+                            ncq_reason_name(c->reason));
+    if (d->trace) {
+        ncq_trace_record(d->trace, c);
+    }
+    if (c->fault == NCQ_FAULT_POWERCUT) {
+        ncq_disk_power_cut_machine(d);
+        return NCQ_DISK_OFF;
+    }
+    if (ncq_disk_fault_error(c->fault)) {
+        IDENCQCmd *cmd = r->cmd;
+
+        /* What a drive reports for a media error (docs/faults.md) */
+        r->cmd = NULL;
+        d->count.injected_errors++;
+        ncq_disk_ncq_halt(d, cmd, c->id, ncq_disk_fault_error(c->fault),
+                          c->fault_lba);
+        return NCQ_DISK_NEXT;
+    }
+    if (ncq_disk_cdl_complete(d, r, c)) {
+        return NCQ_DISK_NEXT;   /* a missed limit aborted it */
+    }
+    if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
+        ncq_disk_corrupt_read(r->cmd, c);
+    }
+    ncq_disk_finish(r, r->host_ret);
+    return NCQ_DISK_NEXT;
+}
+
+static void ncq_disk_timer_cb(void *opaque)
+{
+    NcqDisk *d = opaque;
+    NcqCompletion done[NCQ_DISK_MAX_DEPTH + 1];
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    NcqDiskNext next;
+    int i, n;
+
+    do {
+        n = ncq_model_advance(d->model, now, done, ARRAY_SIZE(done));
+        for (i = 0; i < n; i++) {
+            NcqCompletion *c = &done[i];
+
+            if (c->fault) {
+                trace_ncq_disk_fault(d, c->queued ? c->id : NCQ_ID_NONQUEUED,
+                                     ncq_fault_kind_name(c->fault),
+                                     c->fault_lba);
+            }
+            ncq_disk_smart_done(d, c);
+            next = c->queued ? ncq_disk_complete_queued(d, c) :
+                               ncq_disk_complete_held(d, c);
+            if (next == NCQ_DISK_OFF) {
+                return;
+            }
+            if (next == NCQ_DISK_VOID) {
+                break;
+            }
+        }
+    } while (n == ARRAY_SIZE(done));
+    ncq_disk_arm_timer(d);
+}
+
+/*
+ * The held non-queued command's deadline: run it through the generic
+ * handler now and finish its host I/O before virtual time moves on.
+ */
+void ncq_disk_run_held(NcqDisk *d)
+{
+    IDEState *s = ncq_disk_state(d);
+
+    if (!d->held.active) {
+        return;
+    }
+    d->held.active = false;
+    s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
+    d->held.passthrough = true;
+    ide_bus_exec_cmd(s->bus, d->held.cmd);
+    d->held.passthrough = false;
+    blk_drain(s->blk);
+    /*
+     * A PIO write moves one block per request, the next one submitted by
+     * the previous one's completion, which a drained section queues: wait
+     * for the last block too, so that it finishes at this virtual time.
+     */
+    AIO_WAIT_WHILE(NULL, s->pio_aiocb);
+}
+
+void ncq_disk_queue_init(NcqDisk *d)
+{
+    int i;
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        d->reqs[i].disk = d;
+    }
+    d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_timer_cb, d);
+}
+
+void ncq_disk_queue_cleanup(NcqDisk *d)
+{
+    if (d->timer) {
+        timer_free(d->timer);
+        d->timer = NULL;
+    }
+}
+

@@ -1,0 +1,1 @@
+#include "trace/trace-hw_ide_ncq_disk.h"
