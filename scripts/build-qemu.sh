@@ -134,10 +134,42 @@ configure_build() {
     fi
 }
 
-ninja_build() {   # ninja_build WHAT: the targets, or die naming WHAT
-    echo "=== ninja: $1" >>"$build/ninja.log"
-    ninja -C "$build" "${targets[@]}" >>"$build/ninja.log" 2>&1 \
-        || { tail -200 "$build/ninja.log" | grep -E "error|Error" | head -20 >&2; die "$1 failed; full log: $build/ninja.log"; }
+ninja_build() {   # ninja_build STEP ERROR [TARGET...]: or die with ERROR
+    local step=$1 err=$2
+    shift 2
+    [ $# -gt 0 ] || set -- "${targets[@]}"
+    echo "=== ninja: $step" >>"$build/ninja.log"
+    ninja -C "$build" "$@" >>"$build/ninja.log" 2>&1 \
+        || { tail -200 "$build/ninja.log" | grep -E "error|Error" | head -20 >&2; die "$err; full log: $build/ninja.log"; }
+}
+
+# walk_qtests PATCH: the qtests PATCH adds (the test paths it registers),
+# or every case of a qtest program whose source it changes without
+# registering one, run on the tree as of that patch; the test command
+# runs them all on the whole series.  Output: $build/qtest-walk.log.
+walk_qtests() {
+    local t rc cases sel
+    for t in $(sed -n 's|^+++ b/tests/qtest/\([a-z0-9-]*\)\.c$|\1|p' "$1" | sort -u); do
+        # the hunks of this file: their added test paths ("/ahci/...")
+        cases=$(awk -v f="b/tests/qtest/$t.c" '
+            /^\+\+\+ / { on = ($2 == f) }
+            on && /^\+/ && match($0, /"\/[a-z0-9_\/-]+"/) {
+                print substr($0, RSTART + 1, RLENGTH - 2) }' "$1" | sort -u)
+        sel=()
+        for c in $cases; do sel+=(-p "/x86_64$c"); done
+        ninja_build "qtest $t" "the series does not bisect: tests/qtest/$t does not build after $name" "tests/qtest/$t"
+        (cd "$build" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+            QTEST_QEMU_IMG=./qemu-img G_TEST_DBUS_DAEMON=/bin/true \
+            timeout 600 "tests/qtest/$t" --tap -k "${sel[@]}") \
+            >>"$build/qtest-walk.log" 2>&1
+        rc=$?
+        if [ $rc != 0 ] || grep -q "^not ok" "$build/qtest-walk.log" ||
+           ! grep -q "^ok " "$build/qtest-walk.log"; then
+            grep "^not ok" "$build/qtest-walk.log" >&2
+            die "the series does not bisect: tests/qtest/$t fails after $name (exit $rc); log: $build/qtest-walk.log"
+        fi
+        log "bisect: tests/qtest/$t passes after $name ($(grep -c '^ok ' "$build/qtest-walk.log") case(s)${cases:+: $(echo $cases)})"
+    done
 }
 
 # The work tree is keyed by the patch series: a change re-creates it from
@@ -181,8 +213,14 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
             || die "patch $name does not apply to $ver; refresh patches/qemu/"
         if [ $walk = 1 ]; then
             t0=$(date +%s)
-            ninja_build "the series does not bisect: the build after patch $i/$n ($name)"
+            ninja_build "after patch $i/$n ($name)" \
+                "the series does not bisect: the build fails after patch $i/$n ($name)"
             log "bisect: patch $i/$n builds ($(( $(date +%s) - t0 )) s): $name"
+            # the last patch's tree is the one every test runs on
+            if [ $i -lt $n ]; then
+                : >"$build/qtest-walk.log"
+                walk_qtests "$p"
+            fi
         fi
     done
     [ $walk = 1 ] && touch "$build/.bisected-$series_sum"
@@ -194,7 +232,7 @@ configure_build
 
 log "building in $build"
 t0=$(date +%s)
-ninja_build "the build"
+ninja_build "the build" "the build failed"
 log "built in $(( $(date +%s) - t0 )) s"
 # Upstream's release build has no -Werror; the project's own files must be
 # warning-free all the same.

@@ -1049,42 +1049,6 @@ static void test_dma_to_mmio_does_not_hang(void)
 }
 
 /*
- * Upstream's own NCQ path (ide-hd): a queued read whose DMA waits for the
- * bounce buffer, then an HBA reset, which cancels it with
- * blk_aio_cancel().  The cancelled DMA used to keep its reference, and
- * the reset never returned (QEMU hung); patch 0009 completes it.
- */
-static void test_ide_hd_reset_cancels_parked_dma(void)
-{
-    uint8_t port;
-    AHCIQState *ahci = ahci_boot_ready("ide-hd", img_path, NULL, &port);
-    AHCICommand *cmd;
-    uint16_t id[256];
-    uint32_t slot_bit;
-
-    hold_bounce_buffer(ahci);
-    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, ahci->hba_bar.addr,
-                      4096, 300);
-    slot_bit = 1u << ahci_command_slot(cmd);
-    ahci_command_issue_async(ahci, cmd);
-    /* its DMA cannot start: the command stays active */
-    qtest_clock_step(ahci->parent->qts, 1000000);
-    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & slot_bit, ==,
-                    slot_bit);
-    ahci_command_free(cmd);
-
-    ahci_set(ahci, AHCI_GHC, AHCI_GHC_HR);
-    g_assert_cmphex(ahci_rreg(ahci, AHCI_GHC) & AHCI_GHC_HR, ==, 0);
-    ahci_clean_mem(ahci);
-    ahci_hba_enable(ahci);
-    port = ahci_port_select(ahci);
-    ahci_port_clear(ahci, port);
-    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
-    check_still_serving(ahci, port);
-    ncq_shutdown(ahci);
-}
-
-/*
  * Fuzzing finding 10: a port stop while a non-queued DMA waits for the
  * bounce buffer.  AHCI's port stop waits for the port's DMA by draining
  * the block layer, then asserts that it ended; a DMA parked for the
@@ -2476,8 +2440,6 @@ static void add_fault_and_other_tests(void)
     qtest_add_func("/ncq-disk/fault/qmp", test_fault_qmp);
     qtest_add_func("/ncq-disk/power-cut", test_power_cut);
     qtest_add_func("/ncq-disk/trim/hdd-aborts", test_trim_hdd_aborts);
-    qtest_add_func("/ncq-disk/upstream/ide-hd-reset-cancels-parked-dma",
-                   test_ide_hd_reset_cancels_parked_dma);
     qtest_add_data_func("/ncq-disk/reset/stops-dma-from-mmio",
                         "ncq-disk,power-loss=off",
                         test_reset_stops_dma_from_mmio);
@@ -2500,11 +2462,6 @@ static void add_fault_and_other_tests(void)
                         "ncq-disk,timing=off", test_reset_during_pio_write);
     qtest_add_data_func("/ncq-disk/reset/reset-during-held-pio-write",
                         "ncq-disk", test_reset_during_pio_write);
-    qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-during-pio-write",
-                        "ide-hd", test_reset_during_pio_write);
-    qtest_add_data_func(
-        "/ncq-disk/upstream/ide-hd-port-restart-during-pio-write", "ide-hd",
-        test_port_restart_during_pio_write);
     qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
                    test_trim_ssd_held_then_done);
     qtest_add_func("/ncq-disk/nonqueued/decoded", test_nonqueued_decoded);
