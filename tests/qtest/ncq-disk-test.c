@@ -2417,6 +2417,7 @@ static void test_piix_refused(void)
     g_assert(qemu);
     g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL,
                           NULL, &out, &err, &status, &gerr));
+    g_test_message("exit status %d, stderr: %s", status, err);
     g_assert_false(g_spawn_check_wait_status(status, NULL));
     g_assert(strstr(err, "ncq-disk needs an AHCI port"));
     g_assert(strstr(err, "a parallel ATA bus has no NCQ"));
