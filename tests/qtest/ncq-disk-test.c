@@ -2361,7 +2361,6 @@ static void test_reset_drops_held_read(gconstpointer data)
     /* held busy until the model's deadline */
     g_assert(ahci_px_rreg(ahci, port, AHCI_PX_CI) &
              (1u << ahci_command_slot(cmd)));
-    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_TFD) & AHCI_PX_TFD_STS_BSY);
 
     if (!strcmp(kind, "hba")) {
         ahci_set(ahci, AHCI_GHC, AHCI_GHC_HR);
@@ -2469,8 +2468,14 @@ static void ncq_migrate(AHCIQState *from, AHCIQState *to)
 {
     QOSState *parent = to->parent;
     QPCIDevice *dev = to->dev;
+    /*
+     * qtest's virtual clock is its own counter, which does not migrate;
+     * the drive's model goes on from the source's time, as with KVM/TCG.
+     */
+    int64_t now = qtest_clock_step(from->parent->qts, 1);
 
     migrate(from->parent, to->parent, mig_uri);
+    qtest_clock_set(to->parent->qts, now);
     memcpy(to, from, sizeof(*to));
     to->parent = parent;
     to->dev = dev;
