@@ -366,7 +366,7 @@ static void ncq_disk_drop_all(NcqDisk *d)
 {
     int i;
 
-    trace_ncq_disk_reset(d, ncq_disk_outstanding(d) + d->held.active);
+    trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
     ncq_disk_drop_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
