@@ -2418,6 +2418,44 @@ static void test_reset_drops_held_read(gconstpointer data)
 }
 
 /*
+ * A held WRITE is dropped by a reset too, with no completion, but its
+ * data, which a real drive takes right after the command, reaches the
+ * image (as QEMU's ahci-test expects of a write pending during a reset).
+ */
+static void test_reset_held_write_lands(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint8_t out[4096], in[4096];
+    uint64_t gbuf = ahci_alloc(ahci, sizeof(out));
+    AHCICommand *cmd;
+    uint16_t id[256];
+
+    memset(out, 0x97, sizeof(out));
+    qtest_memwrite(qts, gbuf, out, sizeof(out));
+    cmd = ahci_command_create(CMD_WRITE_DMA_EXT);
+    ahci_command_adjust(cmd, 888, gbuf, sizeof(out), 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_CI) &
+             (1u << ahci_command_slot(cmd)));
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);          /* COMRESET */
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    ahci_px_wreg(ahci, port, AHCI_PX_IS, 0xffffffff);
+    qtest_clock_step(qts, 5000000000LL);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS), ==, 0);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, &id, sizeof(id), 0);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 888);
+    g_assert(!memcmp(out, in, sizeof(in)));
+    ncq_shutdown(ahci);
+}
+
+/*
  * Issue 29, defect 4: a parallel ATA bus (PIIX) has no NCQ, and its
  * resets never reach a device's queue; ncq-disk refuses it at startup
  * with one line that names the fix.
@@ -2854,6 +2892,8 @@ static void add_fault_and_other_tests(void)
                         test_reset_drops_held_read);
     qtest_add_data_func("/ncq-disk/reset/drops-held-read/port-stop",
                         "port-stop", test_reset_drops_held_read);
+    qtest_add_func("/ncq-disk/reset/held-write-lands",
+                   test_reset_held_write_lands);
     qtest_add_func("/ncq-disk/piix-refused", test_piix_refused);
     qtest_add_func("/ncq-disk/migrate/port-stopped-with-queued",
                    test_migrate_port_stopped);
