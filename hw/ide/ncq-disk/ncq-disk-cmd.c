@@ -14,7 +14,9 @@
 
 #include "qemu/osdep.h"
 #include "qemu/timer.h"
+#include "block/aio-wait.h"
 #include "system/block-backend.h"
+#include "system/dma.h"
 #include "../ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 
@@ -193,6 +195,45 @@ static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
     d->held.cmd = cmd;
     ncq_disk_arm_timer(d);
     return true;
+}
+
+static void ncq_disk_held_data_done(void *opaque, int ret)
+{
+    *(bool *)opaque = true;
+}
+
+/*
+ * The held command is dropped: a reset, or the HBA forgot it (its port
+ * stopped).  No completion follows.  A WRITE's data went to the drive
+ * right after the command, as a real drive takes it into its buffer long
+ * before its deadline: it goes to the image now, through the HBA's
+ * scatter list, which is still there.  A READ has read nothing and moves
+ * nothing; FLUSH and TRIM have done nothing.
+ */
+void ncq_disk_drop_held(NcqDisk *d)
+{
+    IDEState *s = ncq_disk_state(d);
+    const NcqDiskCmd *c = &ncq_disk_cmd_table[d->held.cmd];
+    const IDEDMAOps *ops = s->bus->dma ? s->bus->dma->ops : NULL;
+    bool done = false;
+    NcqCmd mc;
+
+    if (!d->held.active) {
+        return;
+    }
+    d->held.active = false;
+    d->held.error = 0;
+    if (c->op != NCQ_OP_WRITE || !ncq_disk_decode(s, c, &mc) ||
+        !ops || !ops->prepare_buf) {
+        return;
+    }
+    s->io_buffer_offset = 0;
+    if (ops->prepare_buf(s->bus->dma, mc.sectors * BDRV_SECTOR_SIZE) > 0) {
+        dma_blk_write(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
+                      BDRV_SECTOR_SIZE, ncq_disk_held_data_done, &done);
+        AIO_WAIT_WHILE(NULL, !done);
+    }
+    qemu_sglist_destroy(&s->sg);
 }
 
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,

@@ -5,7 +5,11 @@
  * generator, counters) as the model library's blob, which tags the drive
  * holds, the held non-queued command, the NCQ error log and the device's
  * counters.  The commands themselves live in the HBA's slots: AHCI
- * rebuilds each one after loading and hands it back with ncq_restore().
+ * rebuilds each one from its own migrated state (FUA, PRIO and the CDL
+ * index included) and hands it back with ncq_restore().  The order is
+ * explicit: this state has MigrationPriority MIG_PRI_HBA_BACKEND, so it
+ * is loaded before the HBA's, whose post_load hands the commands back
+ * and then calls ncq_restore(NULL) to have the drive check it got all.
  * The VM stops with its block I/O drained, so every held command's data
  * has already moved; on the other side it only has to complete, at the
  * virtual time the model says, exactly as it would have without the
@@ -23,19 +27,43 @@
 #include "migration/vmstate.h"
 #include "hw/ide/ncq-disk.h"
 
+/* After the HBA handed back every command: did it hand back all? */
+static bool ncq_disk_restore_done(NcqDisk *d)
+{
+    int i;
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        if (d->reqs[i].mig_active && !d->reqs[i].cmd) {
+            error_report("ncq-disk: tag %d is in the drive's queue but not "
+                         "in the HBA's; was the state saved by another "
+                         "controller?", i);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd)
 {
     NcqDisk *d = NCQ_DISK(dev);
     NcqDiskReq *r;
 
+    if (!cmd) {
+        return ncq_disk_restore_done(d);
+    }
     if (cmd->tag >= NCQ_DISK_MAX_DEPTH) {
         error_report("ncq-disk: migrated HBA slot has tag %u, beyond the "
                      "drive's %d", cmd->tag, NCQ_DISK_MAX_DEPTH);
         return false;
     }
     r = &d->reqs[cmd->tag];
+    if (!r->mig_active || r->cmd) {
+        error_report("ncq-disk: the HBA hands back tag %u, which the drive "
+                     "did not hold; was the state saved by another "
+                     "controller?", cmd->tag);
+        return false;
+    }
     r->cmd = cmd;
-    r->restored = true;
     return true;
 }
 
@@ -164,16 +192,8 @@ static int ncq_disk_post_load(void *opaque, int version_id)
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         NcqDiskReq *r = &d->reqs[i];
 
-        if (r->mig_active && !r->restored && !ret) {
-            error_report("ncq-disk: tag %d is in the drive's queue but not "
-                         "in the HBA's; was the state saved by another "
-                         "controller?", i);
-            ret = -EINVAL;
-        }
-        if (!r->mig_active) {
-            r->cmd = NULL;      /* a command of the state we replaced */
-        }
-        r->restored = false;
+        /* The HBA's post_load, after this, hands the active ones back. */
+        r->cmd = NULL;
         r->aiocb = NULL;
         r->host_done = true;
     }
@@ -219,6 +239,8 @@ const VMStateDescription vmstate_ncq_disk = {
     .name = "ncq-disk",
     .version_id = 1,
     .minimum_version_id = 1,
+    /* before the HBA, which hands the held commands back (see above) */
+    .priority = MIG_PRI_HBA_BACKEND,
     .pre_load = ncq_disk_pre_load,
     .pre_save = ncq_disk_pre_save,
     .post_save = ncq_disk_post_save,

@@ -353,34 +353,22 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
 }
 
 /*
- * The HBA will not take a held non-queued command's result later (a reset,
- * or its port stopping): the command has its data in the drive's buffer
- * already, so the drive finishes it now, before its model deadline.
+ * The drive drops every command it holds, queued or a held non-queued
+ * one: a reset, or the HBA forgetting the commands it issued (its port
+ * stopped).  No data moves for them any more and no completion follows;
+ * the host issues them again.  A queued command's host I/O, which starts
+ * when it arrives, is cancelled or waited for: what reached the image
+ * stays there, as a real drive's cache keeps what it was sent.  So does
+ * a held WRITE's data (ncq_disk_drop_held()); a held READ has read
+ * nothing.
  */
-static void ncq_disk_finish_held(NcqDisk *d)
+static void ncq_disk_drop_all(NcqDisk *d)
 {
-    if (d->held.active &&
-        ncq_model_fault_of(d->model, NCQ_ID_NONQUEUED) == NCQ_FAULT_HANG) {
-        d->held.active = false;        /* an injected hang: it never ran */
-    }
-    ncq_disk_run_held(d);
-}
-
-/* The port stops fetching commands: a held one runs while it still can. */
-void ncq_disk_hba_stop(IDEDevice *dev)
-{
-    ncq_disk_finish_held(NCQ_DISK(dev));
-}
-
-void ncq_disk_ncq_cancel(IDEDevice *dev)
-{
-    NcqDisk *d = NCQ_DISK(dev);
     int i;
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
-    ncq_disk_smart_cancel(d);
-    ncq_disk_finish_held(d);
+    ncq_disk_drop_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
             ncq_disk_drop(&d->reqs[i]);
@@ -388,6 +376,31 @@ void ncq_disk_ncq_cancel(IDEDevice *dev)
     }
     ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     timer_del(d->timer);
+}
+
+/*
+ * The port stops (PxCMD.ST=0): the HBA forgets its commands, so the drive
+ * drops them.  Not a reset: an NCQ error stays until the host reads log
+ * 10h, as Linux's error handler stops and starts the port before it does.
+ */
+void ncq_disk_hba_stop(IDEDevice *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    bool held = d->held.active;
+
+    ncq_disk_drop_all(d);
+    if (held) {
+        /* no longer busy with it: the port takes commands again */
+        ncq_disk_state(d)->status = READY_STAT | SEEK_STAT;
+    }
+}
+
+void ncq_disk_ncq_cancel(IDEDevice *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+
+    ncq_disk_smart_cancel(d);
+    ncq_disk_drop_all(d);
     d->ncq_halted = false;
     d->errlog.valid = false;
 }

@@ -367,12 +367,29 @@ static void ncq_disk_release(NcqDisk *d)
     d->params = NULL;
 }
 
+/*
+ * The drive owns an NCQ queue: only an HBA that takes NCQ commands hands
+ * it over, and only such an HBA tells it of its resets.
+ */
+static bool ncq_disk_check_bus(IDEDevice *dev, Error **errp)
+{
+    IDEBus *bus = IDE_BUS(qdev_get_parent_bus(DEVICE(dev)));
+
+    if (!bus->ncq) {
+        error_setg(errp, "ncq-disk needs an AHCI port (bus=ide.0 of q35, or "
+                   "of a -device ich9-ahci); a parallel ATA bus has no NCQ");
+        return false;
+    }
+    return true;
+}
+
 static void ncq_disk_realize(IDEDevice *dev, Error **errp)
 {
     NcqDisk *d = NCQ_DISK(dev);
     NcqDiskOverrides o;
 
-    if (!ncq_disk_check_settings(d, &o, errp) ||
+    if (!ncq_disk_check_bus(dev, errp) ||
+        !ncq_disk_check_settings(d, &o, errp) ||
         !ncq_disk_check_drive(dev, errp)) {
         return;
     }

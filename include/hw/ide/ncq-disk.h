@@ -34,7 +34,6 @@ typedef struct NcqDiskReq {
     bool host_done;
     int host_ret;
     bool mig_active;        /* migration: the tag was in the drive */
-    bool restored;          /* migration: the HBA handed it back */
     uint8_t *undo_buf;      /* power loss: old contents being read */
     uint64_t undo_first;
     QEMUIOVector undo_qiov;
@@ -214,6 +213,7 @@ uint8_t ncq_disk_sata_gen(IDEDevice *dev);
 /* ncq-disk-cmd.c */
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete);
+void ncq_disk_drop_held(NcqDisk *d);
 
 /* ncq-disk-log.c */
 bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
