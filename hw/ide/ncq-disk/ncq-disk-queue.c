@@ -53,13 +53,24 @@ void ncq_disk_arm_timer(NcqDisk *d)
     }
 }
 
+/*
+ * Hand a command back to the HBA: @ret 0 or -errno of the host's I/O
+ * (the drive's rerror/werror policy applies), or @ata_error, an error the
+ * drive reports itself.
+ */
+static void ncq_disk_done(NcqDisk *d, IDENCQCmd *cmd, int ret,
+                          uint8_t ata_error)
+{
+    ide_bus_ncq_done(ncq_disk_state(d)->bus, cmd, ret, ata_error);
+}
+
 /* Hand a finished command back to the HBA. */
 static void ncq_disk_finish(NcqDiskReq *r, int ret)
 {
     IDENCQCmd *cmd = r->cmd;
 
     r->cmd = NULL;
-    cmd->complete(cmd, ret);
+    ncq_disk_done(r->disk, cmd, ret, 0);
 }
 
 static void ncq_disk_host_done(void *opaque, int ret)
@@ -172,10 +183,10 @@ void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     timer_del(d->timer);
     if (failed) {
-        failed->complete(failed, error);
+        ncq_disk_done(d, failed, 0, error);
     }
     for (i = 0; i < n; i++) {
-        aborted[i]->complete(aborted[i], ABRT_ERR);
+        ncq_disk_done(d, aborted[i], 0, ABRT_ERR);
     }
 }
 
@@ -234,7 +245,7 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
          * Until log 10h is read, queued commands are aborted; so are
          * those that arrive while the queue is being dropped.
          */
-        cmd->complete(cmd, ABRT_ERR);
+        ncq_disk_done(d, cmd, 0, ABRT_ERR);
         return true;
     }
     if (cmd->tag >= d->prop.queue_depth) {
@@ -248,7 +259,7 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
     if (d->reqs[cmd->tag].cmd) {
         /* AHCI reports active tags through ncq_error(); be safe anyway. */
         ncq_disk_ncq_fail(d, NULL, cmd->tag, ABRT_ERR);
-        cmd->complete(cmd, ABRT_ERR);
+        ncq_disk_done(d, cmd, 0, ABRT_ERR);
         return true;
     }
     return false;
@@ -282,7 +293,7 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
                                         undo_first);
         if (d->queue_gen != gen) {
             /* It waited for a write, and the queue was dropped. */
-            cmd->complete(cmd, ABRT_ERR);
+            ncq_disk_done(d, cmd, 0, ABRT_ERR);
             return false;
         }
     }
