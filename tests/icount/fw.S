@@ -38,6 +38,18 @@ _start:
         /* IVT entry 8 (IRQ 0 once the PIC is based at 8): irq0 */
         movw $irq0, 0x20
         movw $0xf000, 0x22
+        /*
+         * The local APIC comes out of reset with LINT0 masked, which
+         * keeps the PIC's interrupts away: disable it (IA32_APIC_BASE
+         * bit 11), and QEMU hands the PIC's output to the CPU directly.
+         * (With LINT0 in virtual wire mode instead, every change of the
+         * PIC's output, even for a masked IRQ, kicks the vCPU out of HLT
+         * through the APIC: the RTC below would do that at host times.)
+         */
+        movl $0x1b, %ecx
+        rdmsr
+        andw $~0x800, %ax
+        wrmsr
         /* master PIC: ICW1-4, vectors 8-15, then only IRQ 0 unmasked */
         movb $0x11, %al
         outb %al, $0x20
@@ -49,6 +61,27 @@ _start:
         outb %al, $0x21
         movb $0xfe, %al
         outb %al, $0x21
+
+        /*
+         * RTC periodic interrupt at 8192 Hz (rate 3), IRQ 8, which the
+         * master PIC keeps masked (IRQ 2): the guest never sees it.  Run
+         * with -rtc clock=rt, its timer is on the host's clock and wakes
+         * QEMU's main loop every 122 us of host time, at moments that have
+         * nothing to do with the guest's.
+         */
+        .ifndef RTC
+        .equ RTC, 1
+        .endif
+.if RTC
+        movb $0x0a, %al
+        outb %al, $0x70
+        movb $0x23, %al
+        outb %al, $0x71
+        movb $0x0b, %al
+        outb %al, $0x70
+        movb $0x42, %al                 /* PIE, 24 h */
+        outb %al, $0x71
+.endif
 
         movw $ITER, %cx
 next:
