@@ -14,6 +14,9 @@
  *   at once, then HLT until the PIT's interrupt.  The TSC read right
  *   after the stop shows whether the clock moved while the stop was
  *   pending.
+ * Both: the RTC's periodic interrupt runs at 8192 Hz, masked.  With
+ *   -rtc clock=rt its timer is on the host's clock: it wakes QEMU's main
+ *   loop at moments unrelated to the guest's, and nothing else.
  *
  * Output: lines of 16 hex digits on the debug console (port 0xe9), then
  * "end"; then isa-debug-exit (port 0xf4) ends QEMU.
