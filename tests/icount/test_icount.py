@@ -14,13 +14,15 @@ Every run of a case must print the same bytes.
   slice is accounted": the firmware arms the PIT, executes some 4,000
   instructions and halts, 16,384 times.  A main-loop wake-up between HLT
   and the vCPU thread's icount_process_data() warped the clock from a
-  value that lacked those instructions: the interrupt came 32 us late.
+  value that lacked those instructions: the interrupt came late by the
+  instructions not yet counted (up to 32 us).
 - stop, for 0002 "icount: do not warp the clock while a VM stop is
   pending": the firmware arms the PIT and stops the VM with pvpanic
   (-action panic=pause), the test answers with "cont", and the firmware
   prints the TSC at once, 300 times.  A warp between the stop request and
   the main loop carrying it out moved the clock to the PIT's deadline
-  (and fired it) before the VM stopped.
+  (and fired it) before the VM stopped.  (This case halts too: it fails
+  without 0001 as well.)
 
 scripts/test.sh runs them with its build (NCQ_QEMU_BUILD).  By hand, also
 to measure how often a QEMU without a fix differs:
