@@ -45,9 +45,10 @@ _start:
          * The local APIC comes out of reset with LINT0 masked, which
          * keeps the PIC's interrupts away: disable it (IA32_APIC_BASE
          * bit 11), and QEMU hands the PIC's output to the CPU directly.
-         * (With LINT0 in virtual wire mode instead, every change of the
-         * PIC's output, even for a masked IRQ, kicks the vCPU out of HLT
-         * through the APIC: the RTC below would do that at host times.)
+         * (With LINT0 in virtual wire mode instead, each update of the
+         * PIC's output, even for a masked IRQ, makes QEMU's APIC poll the
+         * vCPU, which ends its HLT: the RTC below would do that at times
+         * the host chooses, and the guest would run more instructions.)
          */
         movl $0x1b, %ecx
         rdmsr
@@ -72,10 +73,6 @@ _start:
          * QEMU's main loop every 122 us of host time, at moments that have
          * nothing to do with the guest's.
          */
-        .ifndef RTC
-        .equ RTC, 1
-        .endif
-.if RTC
         movb $0x0a, %al
         outb %al, $0x70
         movb $0x23, %al
@@ -84,7 +81,6 @@ _start:
         outb %al, $0x70
         movb $0x42, %al                 /* PIE, 24 h */
         outb %al, $0x71
-.endif
 
         movw $ITER, %cx
 next:
