@@ -183,6 +183,11 @@ if [ -d "$ROOT/tests/repo" ]; then
     pytest_step "repository checks (pytest tests/repo)" "$ROOT/_build/pytest-repo.out" tests/repo
 fi
 
+# The icount series' own reproducer (tests/icount): a small firmware under
+# -icount, no guest image, no ncq-disk; two runs must print the same
+# virtual times (docs/build.md, "Deterministic boots").
+pytest_step "icount determinism (pytest tests/icount)" "$ROOT/_build/pytest-icount.out" tests/icount
+
 # The validation sheets (docs/validation): each published figure of each
 # model within its tolerance, one test per row; the sheets up to date.
 pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-validation.out" tests/validation
