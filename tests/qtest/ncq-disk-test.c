@@ -11,6 +11,7 @@
 #include "libqos/libqos-pc.h"
 #include "libqos/ahci.h"
 #include "libqos/pci-pc.h"
+#include "libqos/fw_cfg.h"
 #include "qemu/bswap.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
@@ -2021,6 +2022,69 @@ static void test_hotplug_unplug(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/* The fw_cfg file @name as a string ("" when empty or absent). */
+static char *fw_cfg_file(QTestState *qts, const char *name)
+{
+    QFWCFG *fw_cfg = pc_fw_cfg_init(qts);
+    size_t len = qfw_cfg_get_file(fw_cfg, name, NULL, 0);
+    char *buf = g_malloc0(len + 1);
+
+    qfw_cfg_get_file(fw_cfg, name, buf, len);
+    pc_fw_cfg_uninit(fw_cfg);
+    return buf;
+}
+
+/* system_reset, back when the reset is done (fw_cfg's files are new). */
+static void system_reset(QTestState *qts)
+{
+    qtest_qmp_assert_success(qts, "{ 'execute': 'system_reset' }");
+    qtest_qmp_eventwait(qts, "RESET");
+}
+
+/*
+ * device_del of a drive with a bootindex, then system_reset (issue 29):
+ * the firmware's boot order no longer names it (the reset used to walk
+ * the freed device, a use after free under ASan).  A device_add that
+ * fails to realize leaves the port free: the next drive goes there, with
+ * the same bootindex, and is the only boot entry after the next reset.
+ */
+static void test_hotplug_bootindex(gconstpointer data)
+{
+    const char *type = data;
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready(type, img_path, "bootindex=1", &port);
+    QTestState *qts = ahci->parent->qts;
+    g_autofree char *before = NULL;
+    g_autofree char *unplugged = NULL;
+    g_autofree char *replugged = NULL;
+    QDict *rsp;
+
+    system_reset(qts);
+    before = fw_cfg_file(qts, "bootorder");
+    g_assert_nonnull(strstr(before, "/disk@0"));
+
+    qtest_qmp_device_del(qts, "disk0");
+    system_reset(qts);
+    unplugged = fw_cfg_file(qts, "bootorder");
+    g_assert_cmpstr(unplugged, ==, "");
+
+    /* ncq-disk fails on its model, ide-hd on its geometry */
+    rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
+                    "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
+                    "'bus': 'ide.0', 'bootindex': 1, %s } }", type,
+                    strcmp(type, "ide-hd") ? "'model': 'no-such-model'"
+                                           : "'cyls': 70000");
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    qtest_qmp_device_add(qts, type, "disk1",
+                         "{ 'drive': 'drive0', 'bus': 'ide.0', "
+                         "'bootindex': 1 }");
+    system_reset(qts);
+    replugged = fw_cfg_file(qts, "bootorder");
+    g_assert_cmpstr(replugged, ==, before);
+    ncq_shutdown(ahci);
+}
+
 /* IDENTIFY word @w, from a fresh IDENTIFY. */
 static uint16_t identify_word(AHCIQState *ahci, uint8_t port, int w)
 {
@@ -2357,6 +2421,10 @@ static void add_identify_and_ncq_tests(void)
                         "ncq-disk", test_hotplug_unplug);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-hotplug-unplug",
                         "ide-hd", test_hotplug_unplug);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-bootindex-reset",
+                        "ncq-disk", test_hotplug_bootindex);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-unplug-bootindex-reset",
+                        "ide-hd", test_hotplug_bootindex);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
     qtest_add_func("/ncq-disk/identify/link-per-model",
