@@ -1962,7 +1962,7 @@ static void test_power_cut(void)
 
 /*
  * device_del of a drive on an ich9-ahci port with commands queued (patch
- * 20, docs/power-and-unplug.md): QEMU stays up, the port reports the lost
+ * 21, docs/power-and-unplug.md): QEMU stays up, the port reports the lost
  * link (PxSSTS.DET 0, PxSERR.DIAG.N/X, PxIS.PRCS/PCS); device_add of a
  * new drive brings the link back and the host can talk to it.
  */
