@@ -2069,11 +2069,17 @@ static void test_hotplug_bootindex(gconstpointer data)
     g_assert_cmpstr(unplugged, ==, "");
 
     /* ncq-disk fails on its model, ide-hd on its geometry */
-    rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
-                    "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
-                    "'bus': 'ide.0', 'bootindex': 1, %s } }", type,
-                    strcmp(type, "ide-hd") ? "'model': 'no-such-model'"
-                                           : "'cyls': 70000");
+    if (strcmp(type, "ide-hd")) {
+        rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
+                        "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
+                        "'bus': 'ide.0', 'bootindex': 1, "
+                        "'model': 'no-such-model' } }", type);
+    } else {
+        rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
+                        "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
+                        "'bus': 'ide.0', 'bootindex': 1, "
+                        "'cyls': 70000 } }", type);
+    }
     g_assert(qdict_haskey(rsp, "error"));
     qobject_unref(rsp);
     qtest_qmp_device_add(qts, type, "disk1",
