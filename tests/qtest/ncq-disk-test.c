@@ -2091,6 +2091,68 @@ static void test_hotplug_bootindex(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/*
+ * device_del while a PIO write is in flight and a READ FPDMA QUEUED waits
+ * behind it in PxCI (issue 29).  Unplugging waits for the write, whose
+ * completion schedules AHCI's command fetch in a bottom half; a read by
+ * the drive's other user (qemu-io) is still in flight when the device is
+ * unrealized, so the drain there runs bottom halves.  The fetch used to
+ * run then and submit the queued read to the drive on its way out, its
+ * model already freed.  Now the port fetches nothing after the unplug:
+ * the read stays in PxCI.  ahci-test's /ahci/hotplug/unplug-pending-cmd
+ * is the same with an IDENTIFY, for ide-hd.
+ */
+static void test_hotplug_unplug_pending_ncq(void)
+{
+    AHCIQState *ahci = g_new0(AHCIQState, 1);
+    QTestState *qts;
+    AHCICommand *write, *read;
+    uint64_t wbuf, rbuf;
+    uint8_t port;
+    uint32_t ci;
+    char *out;
+
+    /* Each request takes 50 ms of host time */
+    ahci->parent = qtest_pc_boot("-M q35 "
+                                 "-drive if=none,id=drive0,driver=null-co,"
+                                 "size=64M,latency-ns=50000000 "
+                                 "-device ncq-disk,id=disk0,drive=drive0,"
+                                 "bus=ide.0,timing=off");
+    alloc_set_flags(&ahci->parent->alloc, ALLOC_LEAK_ASSERT);
+    ahci->dev = get_ahci_device(ahci->parent->qts, &ahci->fingerprint);
+    ahci_pci_enable(ahci);
+    ahci_hba_enable(ahci);
+    qts = ahci->parent->qts;
+    port = ahci_port_select(ahci);
+    ahci_port_clear(ahci, port);
+    wbuf = ahci_alloc(ahci, 512);
+    rbuf = ahci_alloc(ahci, 4096);
+
+    write = ahci_command_create(CMD_WRITE_PIO_EXT);
+    ahci_command_adjust(write, 0, wbuf, 512, 0);
+    ahci_command_commit(ahci, write, port);
+    ahci_command_issue_async(ahci, write);
+    read = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, rbuf, 4096, 100);
+    ahci_command_issue_async(ahci, read);
+    ci = ahci_px_rreg(ahci, port, AHCI_PX_CI);
+    g_assert_cmphex(ci, ==, (1u << ahci_command_slot(write)) |
+                            (1u << ahci_command_slot(read)));
+
+    /* The qemu-io read ends well after the write */
+    g_usleep(10000);
+    out = qtest_hmp(qts, "qemu-io drive0 \"aio_read 0 512\"");
+    g_free(out);
+    qtest_qmp_device_del(qts, "disk0");
+    ci = ahci_px_rreg(ahci, port, AHCI_PX_CI);
+    g_assert_cmphex(ci & (1u << ahci_command_slot(read)), !=, 0);
+
+    ahci_command_free(write);
+    ahci_command_free(read);
+    ahci_free(ahci, wbuf);
+    ahci_free(ahci, rbuf);
+    ncq_shutdown(ahci);
+}
+
 /* IDENTIFY word @w, from a fresh IDENTIFY. */
 static uint16_t identify_word(AHCIQState *ahci, uint8_t port, int w)
 {
@@ -2431,6 +2493,8 @@ static void add_identify_and_ncq_tests(void)
                         "ncq-disk", test_hotplug_bootindex);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-unplug-bootindex-reset",
                         "ide-hd", test_hotplug_bootindex);
+    qtest_add_func("/ncq-disk/hotplug/unplug-pending-ncq",
+                   test_hotplug_unplug_pending_ncq);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
     qtest_add_func("/ncq-disk/identify/link-per-model",
