@@ -11,6 +11,7 @@
 #include "libqos/libqos-pc.h"
 #include "libqos/ahci.h"
 #include "libqos/pci-pc.h"
+#include "libqos/fw_cfg.h"
 #include "qemu/bswap.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
@@ -2000,7 +2001,7 @@ static void test_power_cut(void)
 
 /*
  * device_del of a drive on an ich9-ahci port with commands queued (patch
- * 20, docs/power-and-unplug.md): QEMU stays up, the port reports the lost
+ * 21, docs/power-and-unplug.md): QEMU stays up, the port reports the lost
  * link (PxSSTS.DET 0, PxSERR.DIAG.N/X, PxIS.PRCS/PCS); device_add of a
  * new drive brings the link back and the host can talk to it.
  */
@@ -2057,6 +2058,137 @@ static void test_hotplug_unplug(gconstpointer data)
     ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
     ahci_port_clear(ahci, port);
     ahci_io(ahci, port, CMD_IDENTIFY, &id, sizeof(id), 0);
+    ncq_shutdown(ahci);
+}
+
+/* The fw_cfg file @name as a string ("" when empty or absent). */
+static char *fw_cfg_file(QTestState *qts, const char *name)
+{
+    QFWCFG *fw_cfg = pc_fw_cfg_init(qts);
+    size_t len = qfw_cfg_get_file(fw_cfg, name, NULL, 0);
+    char *buf = g_malloc0(len + 1);
+
+    qfw_cfg_get_file(fw_cfg, name, buf, len);
+    pc_fw_cfg_uninit(fw_cfg);
+    return buf;
+}
+
+/* system_reset, back when the reset is done (fw_cfg's files are new). */
+static void system_reset(QTestState *qts)
+{
+    qtest_qmp_assert_success(qts, "{ 'execute': 'system_reset' }");
+    qtest_qmp_eventwait(qts, "RESET");
+}
+
+/*
+ * device_del of a drive with a bootindex, then system_reset (issue 29):
+ * the firmware's boot order no longer names it (the reset used to walk
+ * the freed device, a use after free under ASan).  A device_add that
+ * fails to realize leaves the port free: the next drive goes there, with
+ * the same bootindex, and is the only boot entry after the next reset.
+ */
+static void test_hotplug_bootindex(gconstpointer data)
+{
+    const char *type = data;
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_ready(type, img_path, "bootindex=1", &port);
+    QTestState *qts = ahci->parent->qts;
+    g_autofree char *before = NULL;
+    g_autofree char *unplugged = NULL;
+    g_autofree char *replugged = NULL;
+    QDict *rsp;
+
+    system_reset(qts);
+    before = fw_cfg_file(qts, "bootorder");
+    g_assert_nonnull(strstr(before, "/disk@0"));
+
+    qtest_qmp_device_del(qts, "disk0");
+    system_reset(qts);
+    unplugged = fw_cfg_file(qts, "bootorder");
+    g_assert_cmpstr(unplugged, ==, "");
+
+    /* ncq-disk fails on its model, ide-hd on its geometry */
+    if (strcmp(type, "ide-hd")) {
+        rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
+                        "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
+                        "'bus': 'ide.0', 'bootindex': 1, "
+                        "'model': 'no-such-model' } }", type);
+    } else {
+        rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': { "
+                        "'driver': %s, 'id': 'bad', 'drive': 'drive0', "
+                        "'bus': 'ide.0', 'bootindex': 1, "
+                        "'cyls': 70000 } }", type);
+    }
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    qtest_qmp_device_add(qts, type, "disk1",
+                         "{ 'drive': 'drive0', 'bus': 'ide.0', "
+                         "'bootindex': 1 }");
+    system_reset(qts);
+    replugged = fw_cfg_file(qts, "bootorder");
+    g_assert_cmpstr(replugged, ==, before);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * device_del while a PIO write is in flight and a READ FPDMA QUEUED waits
+ * behind it in PxCI (issue 29).  Unplugging waits for the write, whose
+ * completion schedules AHCI's command fetch in a bottom half; a read by
+ * the drive's other user (qemu-io) is still in flight when the device is
+ * unrealized, so the drain there runs bottom halves.  The fetch used to
+ * run then and submit the queued read to the drive on its way out, its
+ * model already freed.  Now the port fetches nothing after the unplug:
+ * the read stays in PxCI.  ahci-test's /ahci/hotplug/unplug-pending-cmd
+ * is the same with an IDENTIFY, for ide-hd.
+ */
+static void test_hotplug_unplug_pending_ncq(void)
+{
+    AHCIQState *ahci = g_new0(AHCIQState, 1);
+    QTestState *qts;
+    AHCICommand *write, *read;
+    uint64_t wbuf, rbuf;
+    uint8_t port;
+    uint32_t ci;
+    char *out;
+
+    /* Each request takes 50 ms of host time */
+    ahci->parent = qtest_pc_boot("-M q35 "
+                                 "-drive if=none,id=drive0,driver=null-co,"
+                                 "size=64M,latency-ns=50000000 "
+                                 "-device ncq-disk,id=disk0,drive=drive0,"
+                                 "bus=ide.0,timing=off");
+    alloc_set_flags(&ahci->parent->alloc, ALLOC_LEAK_ASSERT);
+    ahci->dev = get_ahci_device(ahci->parent->qts, &ahci->fingerprint);
+    ahci_pci_enable(ahci);
+    ahci_hba_enable(ahci);
+    qts = ahci->parent->qts;
+    port = ahci_port_select(ahci);
+    ahci_port_clear(ahci, port);
+    wbuf = ahci_alloc(ahci, 512);
+    rbuf = ahci_alloc(ahci, 4096);
+
+    write = ahci_command_create(CMD_WRITE_PIO_EXT);
+    ahci_command_adjust(write, 0, wbuf, 512, 0);
+    ahci_command_commit(ahci, write, port);
+    ahci_command_issue_async(ahci, write);
+    read = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, rbuf, 4096, 100);
+    ahci_command_issue_async(ahci, read);
+    ci = ahci_px_rreg(ahci, port, AHCI_PX_CI);
+    g_assert_cmphex(ci, ==, (1u << ahci_command_slot(write)) |
+                            (1u << ahci_command_slot(read)));
+
+    /* The qemu-io read ends well after the write */
+    g_usleep(10000);
+    out = qtest_hmp(qts, "qemu-io drive0 \"aio_read 0 512\"");
+    g_free(out);
+    qtest_qmp_device_del(qts, "disk0");
+    ci = ahci_px_rreg(ahci, port, AHCI_PX_CI);
+    g_assert_cmphex(ci & (1u << ahci_command_slot(read)), !=, 0);
+
+    ahci_command_free(write);
+    ahci_command_free(read);
+    ahci_free(ahci, wbuf);
+    ahci_free(ahci, rbuf);
     ncq_shutdown(ahci);
 }
 
@@ -2802,6 +2934,12 @@ static void add_identify_and_ncq_tests(void)
                         "ncq-disk", test_hotplug_unplug);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-hotplug-unplug",
                         "ide-hd", test_hotplug_unplug);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-bootindex-reset",
+                        "ncq-disk", test_hotplug_bootindex);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-unplug-bootindex-reset",
+                        "ide-hd", test_hotplug_bootindex);
+    qtest_add_func("/ncq-disk/hotplug/unplug-pending-ncq",
+                   test_hotplug_unplug_pending_ncq);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
     qtest_add_func("/ncq-disk/identify/hba-default-gen1",
