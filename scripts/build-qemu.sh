@@ -108,7 +108,6 @@ fi
 overlay_link() {
     local f overlay=(
         hw/ide/ncq-model
-        configs/devices/x86_64-softmmu/ncq-disk.mak
         qapi/ncq-disk.json
     )
     while IFS= read -r f; do overlay+=("$f"); done < <(
@@ -122,6 +121,26 @@ overlay_link() {
         mkdir -p "$(dirname "$work/$f")"
         ln -sfn "$ROOT/$f" "$work/$f"
     done
+    devices_mak
+}
+
+# The device set, less the symbols the tree does not define yet: before
+# the patch that adds ncq-disk (the series walk builds those trees too),
+# CONFIG_NCQ_DISK=y would stop minikconf ("undefined symbol").  Written
+# only when it changes, since meson reconfigures when it does.
+devices_mak() {
+    local mak=configs/devices/x86_64-softmmu/ncq-disk.mak line sym out=
+    while IFS= read -r line; do
+        if [[ $line =~ ^CONFIG_([A-Z0-9_]+)= ]]; then
+            sym=${BASH_REMATCH[1]}
+            grep -rqx --include='Kconfig*' "config $sym" "$work" || continue
+        fi
+        out+=$line$'\n'
+    done <"$ROOT/$mak"
+    [ -L "$work/$mak" ] && rm -f "$work/$mak"
+    if [ "$(cat "$work/$mak" 2>/dev/null)"$'\n' != "$out" ]; then
+        printf '%s' "$out" >"$work/$mak"
+    fi
 }
 
 configure_build() {
@@ -212,6 +231,7 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
         patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
             || die "patch $name does not apply to $ver; refresh patches/qemu/"
         if [ $walk = 1 ]; then
+            devices_mak
             t0=$(date +%s)
             ninja_build "after patch $i/$n ($name)" \
                 "the series does not bisect: the build fails after patch $i/$n ($name)"
