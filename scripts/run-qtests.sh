@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build and run the qtests that cover ncq-disk: tests/qtest/ncq-disk-test,
-# and QEMU's own ahci-test, unchanged, three times: as upstream (ide-hd),
+# and QEMU's own ahci-test (with the series' cases), three times: as upstream (ide-hd),
 # then with ncq-disk in ide-hd's place, timing off and on
 # (scripts/qtest-ncq-as-ide-hd/ explains how).
 #
