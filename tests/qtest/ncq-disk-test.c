@@ -1054,7 +1054,7 @@ static void test_dma_to_mmio_does_not_hang(void)
  * bounce buffer.  AHCI's port stop waits for the port's DMA by draining
  * the block layer, then asserts that it ended; a DMA parked for the
  * bounce buffer has no request in flight, so QEMU aborted (ide-hd too).
- * Patch 0018 cancels it, and the command ends with an ATA abort.  With
+ * Patch 2-ide-fixes/0008 cancels it, and the command ends with an ATA abort.  With
  * timing on, ncq-disk starts the READ DMA at its model deadline, which
  * the clock step passes.
  */
@@ -1206,7 +1206,7 @@ static void test_error_fetch_during_drop(void)
  * buffer one 4 KiB piece at a time; a COMRESET right after it is issued
  * cancels it.  The cancel used to wait for all 8,192 pieces (minutes
  * under the fuzzer's ASan build: a guest could stall QEMU that long);
- * patch 0013 stops the DMA at the next piece, so the image is written
+ * patch 2-ide-fixes/0005 stops the DMA at the next piece, so the image is written
  * far less than the command asked.  Upstream's ide-hd, whose port reset
  * cancels the same way, and ncq-disk alike (power-loss=off: else the
  * reset finds the write still reading the sectors' old contents).  The
@@ -1279,7 +1279,7 @@ static void port_restart(AHCIQState *ahci, uint8_t port)
  * after the reset, raising PxIS.PSS (3 of 3 runs with ide-hd), and into
  * the next command's state: here a second PIO write, then a port stop
  * and restart, which hung (4 of 4 without the PSS check); the fuzzer met
- * NULL cur_cmd in ahci_pio_transfer() after such state.  Patch 0016: the
+ * NULL cur_cmd in ahci_pio_transfer() after such state.  Patch 2-ide-fixes/0007: the
  * reset finishes the chain it interrupts, as it waits for DMA.  A held
  * write (timing on) is run by the drive before the reset, so it passed
  * before the patch too.
@@ -1321,7 +1321,7 @@ static void test_reset_during_pio_write(gconstpointer data)
  * next block through the port's current command header; starting the
  * port clears that header, so the next completion dereferenced NULL and
  * QEMU died.  Upstream's ide-hd, and ncq-disk with timing off, whose
- * non-queued commands take the same path.  Patch 0014 lets the write
+ * non-queued commands take the same path.  Patch 2-ide-fixes/0006 lets the write
  * finish before the port stops.
  */
 static void test_port_restart_during_pio_write(gconstpointer data)

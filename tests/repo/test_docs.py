@@ -23,7 +23,7 @@ QEMU_PATHS = {
     "include/hw/ide/internal.h", "include/hw/ide/ide-dev.h",
     "tests/qtest/libqos", "hw/ide/ide-dev.c", "hw/ide/atapi.c",
     "scripts/oss-fuzz/output_reproducer.py", "include/qemu/rcu.h",
-    "include/qemu",
+    "include/qemu", "hw/ide/meson.build",
 }
 
 
