@@ -4,11 +4,13 @@
  * Every queued command goes to the model at its arrival time; the host
  * I/O starts at once, but the command completes to the guest only at the
  * model's deadline on QEMU_CLOCK_VIRTUAL.  If the host has not finished
- * by then, the drive goes on when it has, without letting virtual time
- * move meanwhile (under icount it holds the clock: icount_hold()), so
- * what the guest sees never depends on host timing.  The main loop is
- * not blocked while it waits; under qtest, whose clock_step is
- * synchronous, the timer callback still waits for the host.
+ * by then, virtual time must not move until it has, so that what the
+ * guest sees never depends on host timing.  By default the timer
+ * callback waits for it (under icount the vCPU cannot pass a pending
+ * timer), blocking the main loop.  With x-hold-clock=on the drive goes on
+ * from the host's completion instead, holding virtual time meanwhile
+ * under icount (icount_hold()); the main loop is not blocked.  Under
+ * qtest, whose clock_step is synchronous, it always waits.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -505,12 +507,22 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
     if (!r->host_done) {
         uint32_t gen = d->queue_gen;
 
+        int64_t t0;
+
         d->count.host_waits++;
-        if (!qtest_enabled()) {
+        if (d->prop.hold_clock && !qtest_enabled()) {
             return NCQ_DISK_WAIT;       /* virtual time held meanwhile */
         }
-        /* qtest's clock_step is synchronous: wait here */
+        /*
+         * Wait here, virtual time standing still: the main loop is
+         * blocked meanwhile (qtest's clock_step is synchronous anyway).
+         */
+        trace_ncq_disk_host_wait(d, c->id);
+        t0 = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
         ncq_disk_wait_host(r);
+        trace_ncq_disk_host_wait_done(d, c->id,
+                                      qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
+                                      t0);
         if (d->queue_gen != gen) {
             /*
              * The wait ran AHCI's command fetch, and a command made the

@@ -103,6 +103,7 @@ typedef struct NcqDiskProps {
     char *faults;           /* fault rules (docs/faults.md) */
     bool power_loss;        /* keep old contents for power cuts */
     uint32_t host_wait_ms;  /* give up on a stuck host I/O */
+    bool hold_clock;        /* wait for host I/O without blocking */
     OnOffAuto cdl;          /* Command Duration Limits; auto: the model's */
     char *smart_file;       /* SMART state kept across QEMU runs */
 } NcqDiskProps;
