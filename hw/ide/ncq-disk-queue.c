@@ -9,8 +9,9 @@
  * callback waits for it (under icount the vCPU cannot pass a pending
  * timer), blocking the main loop.  With x-hold-clock=on the drive goes on
  * from the host's completion instead, holding virtual time meanwhile
- * under icount (icount_hold()); the main loop is not blocked.  Under
- * qtest, whose clock_step is synchronous, it always waits.
+ * under icount (icount_hold()); the main loop is not blocked.  (Under
+ * qtest the clock moves only with clock_step: a test that waits for the
+ * completion without stepping sees it at the deadline too.)
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -25,7 +26,6 @@
 #include "system/block-backend.h"
 #include "system/dma.h"
 #include "system/cpu-timers.h"
-#include "system/qtest.h"
 #include "system/runstate.h"
 #include "ide-internal.h"
 #include "hw/ide/ncq-disk.h"
@@ -510,7 +510,7 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         int64_t t0;
 
         d->count.host_waits++;
-        if (d->prop.hold_clock && !qtest_enabled()) {
+        if (d->prop.hold_clock) {
             return NCQ_DISK_WAIT;       /* virtual time held meanwhile */
         }
         /*

@@ -485,7 +485,7 @@ static const struct {
     { "x-hold-clock", "experimental: at a deadline whose host I/O is in "
       "flight, go on when it ends instead of waiting in the timer "
       "callback; under icount virtual time is held meanwhile "
-      "(docs/device.md, \"Time\"); not under qtest" },
+      "(docs/device.md, \"Time\")" },
 };
 
 static void ncq_disk_describe(ObjectClass *klass, const char *name,
