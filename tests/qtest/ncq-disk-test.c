@@ -1316,7 +1316,8 @@ static void test_host_wait(gconstpointer data)
     bool hold = !!data;
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(HOLD_CLOCK_IMG,
-                                      hold ? "x-hold-clock=on" : NULL, &port);
+                                      hold ? "x-hold-clock=on" :
+                                      "x-hold-clock=off", &port);
     QTestState *qts = ahci->parent->qts;
     uint64_t gbuf = ahci_alloc(ahci, 4096);
     AHCICommand *cmd;
