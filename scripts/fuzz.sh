@@ -20,8 +20,9 @@
 #                   the summary prints); the same seed, runs and starting
 #                   corpus run the same inputs
 #   --fresh         start from the seeds alone: empty the corpus first
-#   --ci            the campaign scripts/test.sh runs: --runs 3000 --seed 1
-#                   --fresh, corpus and findings in $NCQ_CACHE/fuzz/ci/
+#   --ci            the campaign scripts/test.sh runs, in two legs of
+#                   --runs 1500 --seed 1 --fresh: the default drive, then
+#                   --props cdl=on; corpora and findings in $NCQ_CACHE/fuzz/ci/
 #   --props PROPS   extra ncq-disk properties, e.g. timing=off,queue-depth=8
 #   --jobs N        libFuzzer processes in parallel (default 1)
 #   --keep-going    run the whole time whatever is found (libFuzzer's fork
@@ -41,6 +42,9 @@
 #   --reproduce F   run one input (a crash-* artifact) with the qtest trace
 #                   of what it did on stderr (QTEST_LOG), the base of a
 #                   regression qtest
+#   An input NAME.input with a file NAME.props beside it (one line, e.g.
+#   "cdl=on") runs with those properties in --replay and --reproduce:
+#   a finding of a campaign with --props keeps them.
 #   --check-seeds   run each seed of scripts/fuzz-seeds.py once with the
 #                   device's trace on; fail unless each completes the
 #                   commands it should
@@ -66,8 +70,12 @@ die() { echo "fuzz: $*" >&2; exit 1; }
 
 # The CI campaign (--ci): a fixed seed and number of executions, so every
 # CI run draws the same random sequence; 3000 took 38-70 s on the
-# 2-core machine (docs/fuzzing.md, "In CI").
-CI_RUNS=3000 CI_SEED=1
+# 2-core machine (docs/fuzzing.md, "In CI").  They are split between two
+# legs, the default drive and cdl=on (whose IDENTIFY, SET FEATURES, logs
+# and limits only exist with it; finding 11 needed it), each with its own
+# corpus: the same executions in all, so the same time.
+CI_RUNS=1500 CI_SEED=1
+CI_LEGS=("" "cdl=on")
 # A replayed input that runs longer than this is a time-out (the fixed
 # inputs run in milliseconds).
 REPLAY_TIMEOUT=30
@@ -102,7 +110,32 @@ done
 [[ $size =~ ^[0-9]+$ ]] && [ $((size % 512)) -eq 0 ] && [ "$size" -gt 0 ] || die "--size wants a positive multiple of 512 bytes, not '$size'"
 if [ -n "$ci" ]; then
     [ ${#campaign_opts[@]} = 0 ] || die "--ci is a fixed campaign; drop ${campaign_opts[*]} (or run those without --ci)"
-    runs=$CI_RUNS seed=$CI_SEED fresh=1 corpus=$CACHE/fuzz/ci/corpus
+    [ -z "$props" ] || die "--ci runs its own legs (${CI_LEGS[*]:1}); drop --props"
+    if [ -z "${NCQ_FUZZ_CI_LEG+set}" ]; then
+        # Each leg is this script again; the last line adds them up.
+        rm -rf "$CACHE/fuzz/ci/artifacts"
+        n_find=0 n_exec=0 n_secs=0 ci_rc=0
+        for leg in "${CI_LEGS[@]}"; do
+            set +e
+            NCQ_FUZZ_CI_LEG=$leg "$0" --ci | tee "$CACHE/fuzz/.ci-leg-$$"
+            [ "${PIPESTATUS[0]}" = 0 ] || ci_rc=1
+            set -e
+            l=$(tail -1 "$CACHE/fuzz/.ci-leg-$$")
+            rm -f "$CACHE/fuzz/.ci-leg-$$"
+            if [[ $l =~ ^fuzz:\ ([0-9]+)\ finding\(s\),\ ([0-9]+)\ executions\ in\ ([0-9]+)\ s ]]; then
+                n_find=$((n_find + BASH_REMATCH[1]))
+                n_exec=$((n_exec + BASH_REMATCH[2]))
+                n_secs=$((n_secs + BASH_REMATCH[3]))
+            else
+                ci_rc=1
+            fi
+        done
+        echo "fuzz: ${n_find} finding(s), $n_exec executions in $n_secs s (--ci: ${#CI_LEGS[@]} legs)"
+        exit $ci_rc
+    fi
+    props=${NCQ_FUZZ_CI_LEG:+,$NCQ_FUZZ_CI_LEG}
+    leg=${NCQ_FUZZ_CI_LEG:+-${NCQ_FUZZ_CI_LEG//[=,]/-}}
+    runs=$CI_RUNS seed=$CI_SEED fresh=1 corpus=$CACHE/fuzz/ci/corpus$leg
 fi
 artifacts=$CACHE/fuzz/artifacts
 [ -n "$ci" ] && artifacts=$CACHE/fuzz/ci/artifacts
@@ -119,9 +152,19 @@ fuzzer=$build/qemu-fuzz-x86_64
 # zeroes and writes nowhere: the host side costs nothing, the device and
 # the AHCI glue get the time.  Only AHCI's regions are fuzzed; ncq-disk has
 # none of its own and is reached through them.
-export QEMU_FUZZ_ARGS="-machine q35 -nodefaults \
+fuzz_args() {
+    echo "-machine q35 -nodefaults \
 -drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on,file.size=$size \
--device ncq-disk,id=disk0,drive=disk0,bus=ide.0,x-host-wait-ms=1000$props"
+-device ncq-disk,id=disk0,drive=disk0,bus=ide.0,x-host-wait-ms=1000$1"
+}
+export QEMU_FUZZ_ARGS
+QEMU_FUZZ_ARGS=$(fuzz_args "$props")
+# input_props F: ",PROPS" from F's NAME.props beside it (see above), if any
+input_props() {
+    local p=${1%.input}.props
+    [ -f "$p" ] && echo ",$(tr -d ' \n' <"$p")"
+    return 0
+}
 export QEMU_FUZZ_OBJECTS="*ahci*"
 # Guest memory read twice by the device would be a QEMU-wide class of
 # findings, not this device's (upstream's predefined configs set it too).
@@ -153,6 +196,7 @@ finding_kind() {
 
 if [ -n "$reproduce" ]; then
     [ -f "$reproduce" ] || die "no such input: $reproduce"
+    [ -n "$props" ] || QEMU_FUZZ_ARGS=$(fuzz_args "$(input_props "$reproduce")")
     QTEST_LOG=1 exec "$fuzzer" --fuzz-target=generic-fuzz -detect_leaks=0 \
         "$reproduce"
 fi
@@ -177,6 +221,7 @@ if [ ${#replay[@]} -gt 0 ]; then
         # loop (a stuck input may never see it): timeout(1) is the backstop,
         # SIGABRT so that libFuzzer still says where it was.
         t0=$(date +%s%N)
+        QEMU_FUZZ_ARGS=$(fuzz_args "$props$(input_props "$f")")
         set +e
         timeout -s ABRT -k 10 $((REPLAY_TIMEOUT * 4)) "$fuzzer" \
             --fuzz-target=generic-fuzz -detect_leaks=0 \
@@ -207,11 +252,10 @@ fi
 python3 "$HERE/fuzz-seeds.py" "$seeds" >/dev/null
 
 [ -n "$fresh" ] && rm -rf "$corpus"
-[ -n "$ci" ] && rm -rf "$artifacts"
 mkdir -p "$corpus" "$artifacts"
 before=$(find "$corpus" -type f | wc -l)
 log=$CACHE/fuzz/fuzz-$(date +%Y%m%d-%H%M%S).log
-[ -n "$ci" ] && log=$CACHE/fuzz/ci/fuzz.log
+[ -n "$ci" ] && log=$CACHE/fuzz/ci/fuzz$leg.log
 start_mark=$CACHE/fuzz/.start-$$
 # The checkout the build came from, for the summary (taken now: the
 # checkout may move during a long run).
@@ -311,6 +355,7 @@ for f in "${findings[@]}"; do
 done
 if [ ${#findings[@]} -gt 0 ] && [ -n "$ci" ]; then
     echo "fuzz:     the same campaign again (a finding may need what earlier inputs left): scripts/fuzz.sh --ci"
+    [ -z "$props" ] || echo "fuzz:     this leg alone: NCQ_FUZZ_CI_LEG=${props#,} scripts/fuzz.sh --ci"
 fi
 [ "$slow" = 0 ] || echo "fuzz: slow units  $slow (libFuzzer's slow-unit-* notes, not findings)"
 if [ $rc = 124 ]; then

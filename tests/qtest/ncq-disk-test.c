@@ -1248,6 +1248,148 @@ static void test_reset_stops_dma_from_mmio(gconstpointer data)
     ncq_shutdown(ahci);
 }
 
+/*
+ * Fuzzing finding 11: a DMA piece that stops at an unaligned size must not
+ * leak the bounce buffer.  A WRITE DMA EXT of 17 sectors whose PRDs are 7
+ * bytes of RAM, 8 KiB where nothing is mapped (through the 4 KiB bounce
+ * buffer) and 505 bytes of RAM: the first piece maps 7 + 4,096 bytes and
+ * stops.  dma_blk_cb() used to keep the 7 unaligned bytes and drop the
+ * bounce buffer from its vector without unmapping it, so the bounce
+ * buffer stayed taken for good: the rest of the DMA waited for it for
+ * ever (or, with a little of it left, crawled a few bytes per request).
+ * Now the unaligned tail goes with the next piece: all 8,704 bytes are
+ * written, and a second such command runs too.  Upstream's ide-hd and
+ * ncq-disk (which holds the command for its deadline) alike.
+ */
+static void dma_unaligned_write(AHCIQState *ahci, uint8_t port,
+                                uint64_t gbuf, uint64_t lba)
+{
+    QTestState *qts = ahci->parent->qts;
+    AHCICommand *cmd = ahci_command_create(CMD_WRITE_DMA_EXT);
+    uint64_t prdt;
+    uint8_t slot;
+    int i;
+    struct {
+        uint64_t addr;
+        uint32_t len;
+    } prds[3] = {
+        { gbuf, 7 }, { UNMAPPED_GPA, 8192 }, { gbuf + 7, 505 },
+    };
+
+    /* 17 sectors in 4 KiB PRDs: three of them, rewritten below */
+    ahci_command_adjust(cmd, lba, gbuf, 17 * 512, 4096);
+    ahci_command_commit(ahci, cmd, port);
+    slot = ahci_command_slot(cmd);
+    prdt = ahci->port[port].ctba[slot] + 0x80;
+    g_assert_cmpuint(ahci->port[port].prdtl[slot], ==, 3);
+    for (i = 0; i < 3; i++) {
+        qtest_writeq(qts, prdt + 16 * i, prds[i].addr);
+        qtest_writel(qts, prdt + 16 * i + 8, 0);
+        qtest_writel(qts, prdt + 16 * i + 12, prds[i].len - 1);
+    }
+    ahci_command_issue_async(ahci, cmd);
+    for (i = 0; i < 1000 && (ahci_px_rreg(ahci, port, AHCI_PX_CI) &
+                             (1u << slot)); i++) {
+        qtest_clock_step_next(qts);
+    }
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI) & (1u << slot), ==,
+                    0);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                    AHCI_PX_TFD_STS_ERR, ==, 0);
+    ahci_command_free(cmd);
+    ahci_port_clear(ahci, port);
+}
+
+static void test_dma_unaligned_piece_keeps_bounce(gconstpointer data)
+{
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 512);
+
+    dma_unaligned_write(ahci, port, gbuf, 0);
+    g_assert_cmpuint(drive_written_to(ahci->parent->qts), ==, 17 * 512);
+    dma_unaligned_write(ahci, port, gbuf, 17);
+    g_assert_cmpuint(drive_written_to(ahci->parent->qts), ==, 34 * 512);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Issue 29 item 7: the drive's wait for a host I/O still in flight at a
+ * command's deadline.  The host takes 2 s per request (null-co latency);
+ * a queued read's deadline comes long before.  By default the timer
+ * callback waits for the host, blocking the main loop: the clock_step
+ * that reaches the deadline returns only when the host has finished.
+ * With x-hold-clock=on it returns at once, QEMU answers QMP meanwhile,
+ * and the read completes when the host has finished, with no clock_step
+ * after the deadline's (so at its virtual time).  Both count one host
+ * wait.
+ */
+#define HOLD_CLOCK_IMG "null-co://,file.latency-ns=2000000000"
+
+static void test_host_wait(gconstpointer data)
+{
+    bool hold = !!data;
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(HOLD_CLOCK_IMG,
+                                      hold ? "x-hold-clock=on" :
+                                      "x-hold-clock=off", &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    AHCICommand *cmd;
+    int64_t t0, step_us, wait_us;
+    uint8_t slot;
+    QDict *info;
+    int i;
+
+    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 100);
+    slot = ahci_command_slot(cmd);
+    ahci_command_issue_async(ahci, cmd);
+    /* Step to the deadline: one clock_step, timed */
+    t0 = g_get_monotonic_time();
+    for (i = 0; i < 100; i++) {
+        int64_t t = g_get_monotonic_time();
+
+        qtest_clock_step_next(qts);
+        step_us = g_get_monotonic_time() - t;
+        info = query_disk(ahci);
+        if (qdict_get_int(info, "host-waits")) {
+            qobject_unref(info);
+            break;
+        }
+        qobject_unref(info);
+    }
+    g_assert_cmpint(i, <, 100);
+    g_test_message("x-hold-clock=%s: the clock_step to the deadline took "
+                   "%" PRId64 " ms", hold ? "on" : "off", step_us / 1000);
+    if (hold) {
+        g_assert_cmpint(step_us, <, 1000 * 1000);
+        /* Pending, and QEMU answers */
+        g_assert(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & (1u << slot));
+    } else {
+        g_assert_cmpint(step_us, >=, 1500 * 1000);
+    }
+    /* Wait for the completion without moving the clock */
+    for (i = 0; i < 1000 && (ahci_px_rreg(ahci, port, AHCI_PX_SACT) &
+                             (1u << slot)); i++) {
+        g_usleep(10 * 1000);
+    }
+    wait_us = g_get_monotonic_time() - t0;
+    g_test_message("completed %" PRId64 " ms after the step began",
+                   wait_us / 1000);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & (1u << slot),
+                    ==, 0);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                    AHCI_PX_TFD_STS_ERR, ==, 0);
+    info = query_disk(ahci);
+    g_assert_cmpint(qdict_get_int(info, "host-waits"), ==, 1);
+    qobject_unref(info);
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
 /* Issue a WRITE SECTORS EXT of @len bytes from @gbuf to @lba. */
 static AHCICommand *pio_write_issue(AHCIQState *ahci, uint8_t port,
                                    uint64_t gbuf, size_t len, uint64_t lba)
@@ -3014,6 +3156,14 @@ static void add_fault_and_other_tests(void)
                         test_reset_stops_dma_from_mmio);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-stops-dma-from-mmio",
                         "ide-hd", test_reset_stops_dma_from_mmio);
+    qtest_add_data_func("/ncq-disk/time/wait-blocks", NULL, test_host_wait);
+    qtest_add_data_func("/ncq-disk/time/hold-clock-does-not-block", "on",
+                        test_host_wait);
+    qtest_add_data_func("/ncq-disk/dma/unaligned-piece-keeps-bounce-buffer",
+                        "ncq-disk", test_dma_unaligned_piece_keeps_bounce);
+    qtest_add_data_func(
+        "/ncq-disk/upstream/ide-hd-dma-unaligned-piece-keeps-bounce-buffer",
+        "ide-hd", test_dma_unaligned_piece_keeps_bounce);
     qtest_add_data_func("/ncq-disk/reset/port-restart-during-pio-write",
                         "ncq-disk,timing=off",
                         test_port_restart_during_pio_write);

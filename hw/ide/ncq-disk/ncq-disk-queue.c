@@ -4,9 +4,14 @@
  * Every queued command goes to the model at its arrival time; the host
  * I/O starts at once, but the command completes to the guest only at the
  * model's deadline on QEMU_CLOCK_VIRTUAL.  If the host has not finished
- * by then, the timer callback waits for it without letting virtual time
- * move (under icount the vCPU cannot pass a pending timer), so what the
- * guest sees never depends on host timing.
+ * by then, virtual time must not move until it has, so that what the
+ * guest sees never depends on host timing.  By default the timer
+ * callback waits for it (under icount the vCPU cannot pass a pending
+ * timer), blocking the main loop.  With x-hold-clock=on the drive goes on
+ * from the host's completion instead, holding virtual time meanwhile
+ * under icount (icount_hold()); the main loop is not blocked.  (Under
+ * qtest the clock moves only with clock_step: a test that waits for the
+ * completion without stepping sees it at the deadline too.)
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -20,6 +25,8 @@
 #include "block/aio-wait.h"
 #include "system/block-backend.h"
 #include "system/dma.h"
+#include "system/cpu-timers.h"
+#include "system/runstate.h"
 #include "../ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
@@ -77,11 +84,16 @@ static void ncq_disk_host_done(void *opaque, int ret)
 {
     NcqDiskReq *r = opaque;
 
+    NcqDiskWait *w = &r->disk->wait;
+
     r->aiocb = NULL;
     r->host_done = true;
     r->host_ret = ret;
     if (r->cmd && !r->disk->prop.timing) {
         ncq_disk_finish(r, ret);
+    }
+    if (w->active && r == &r->disk->reqs[w->done[w->next].id]) {
+        qemu_bh_schedule(w->bh);
     }
 }
 
@@ -151,6 +163,28 @@ void ncq_disk_wait_host(NcqDiskReq *r)
 }
 
 /*
+ * The queue is dropped while a completion waits for its host I/O: the
+ * completions left are void.  Before the drops, whose waits run the
+ * bottom half that would otherwise go on with them.
+ */
+static void ncq_disk_wait_void(NcqDisk *d)
+{
+    NcqDiskWait *w = &d->wait;
+
+    if (!w->active) {
+        return;
+    }
+    timer_del(w->give_up);
+    w->active = false;
+    w->next = w->n;
+    w->more = false;
+    if (w->hold) {
+        w->hold = false;
+        icount_release();
+    }
+}
+
+/*
  * An NCQ error: the drive aborts every outstanding command, reports the
  * failing one in the NCQ Command Error log and refuses new queued
  * commands until the host has read that log (SATA 3.x, 13.6.3).  @lba
@@ -163,6 +197,7 @@ void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     int i, n = 0;
 
     d->queue_gen++;
+    ncq_disk_wait_void(d);
     d->errlog = (NcqDiskErrorLog) {
         .valid = true,
         .nq = tag == NCQ_DISK_TAG_NONQUEUED,
@@ -379,6 +414,7 @@ static void ncq_disk_drop_all(NcqDisk *d)
 
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
+    ncq_disk_wait_void(d);
     ncq_disk_drop_held(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
@@ -461,6 +497,7 @@ typedef enum NcqDiskNext {
     NCQ_DISK_NEXT,          /* on to the next completion */
     NCQ_DISK_VOID,          /* the queue was dropped: the rest are void */
     NCQ_DISK_OFF,           /* the power was cut: stop */
+    NCQ_DISK_WAIT,          /* its host I/O is in flight: go on after it */
 } NcqDiskNext;
 
 /* The held non-queued command's deadline */
@@ -494,9 +531,22 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
     if (!r->host_done) {
         uint32_t gen = d->queue_gen;
 
-        /* Virtual time stands still while we wait. */
+        int64_t t0;
+
         d->count.host_waits++;
+        if (d->prop.hold_clock) {
+            return NCQ_DISK_WAIT;       /* virtual time held meanwhile */
+        }
+        /*
+         * Wait here, virtual time standing still: the main loop is
+         * blocked meanwhile (qtest's clock_step is synchronous anyway).
+         */
+        trace_ncq_disk_host_wait(d, c->id);
+        t0 = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
         ncq_disk_wait_host(r);
+        trace_ncq_disk_host_wait_done(d, c->id,
+                                      qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
+                                      t0);
         if (d->queue_gen != gen) {
             /*
              * The wait ran AHCI's command fetch, and a command made the
@@ -535,36 +585,165 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
     return NCQ_DISK_NEXT;
 }
 
-static void ncq_disk_timer_cb(void *opaque)
+/*
+ * A queued command's completion is due but its host I/O is in flight:
+ * stop here, hold virtual time (icount) and go on from this completion
+ * when the I/O ends (ncq_disk_host_done() schedules wait.bh).  Host I/O
+ * always ends, except a DMA parked for a bounce buffer that nothing will
+ * free: a guest can point PRDs at MMIO after filling the bounce buffer
+ * with command lists mapped there too.  So after x-host-wait-ms of wall
+ * time it is cancelled, and its command fails.
+ */
+static void ncq_disk_wait_begin(NcqDisk *d)
+{
+    NcqDiskWait *w = &d->wait;
+
+    w->active = true;
+    w->gen = d->queue_gen;
+    w->since = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    if (!w->hold) {
+        icount_hold();
+        w->hold = true;
+    }
+    timer_mod(w->give_up, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+              d->prop.host_wait_ms);
+    trace_ncq_disk_host_wait(d, w->done[w->next].id);
+}
+
+static void ncq_disk_wait_give_up(void *opaque)
 {
     NcqDisk *d = opaque;
-    NcqCompletion done[NCQ_DISK_MAX_DEPTH + 1];
+    NcqDiskWait *w = &d->wait;
+    NcqDiskReq *r;
+
+    if (!w->active) {
+        return;
+    }
+    r = &d->reqs[w->done[w->next].id];
+    if (r->aiocb) {
+        warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
+                    "ms (DMA to a non-RAM address?); failing its command",
+                    r - d->reqs, d->prop.host_wait_ms);
+        blk_aio_cancel_async(r->aiocb);
+    }
+}
+
+/*
+ * Go through the model's completions due now, from wait.done[wait.next]
+ * on; stop at one whose host I/O is still in flight.
+ */
+static void ncq_disk_run_completions(NcqDisk *d)
+{
+    NcqDiskWait *w = &d->wait;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     NcqDiskNext next;
-    int i, n;
 
-    do {
-        n = ncq_model_advance(d->model, now, done, ARRAY_SIZE(done));
-        for (i = 0; i < n; i++) {
-            NcqCompletion *c = &done[i];
+    for (;;) {
+        while (w->next < w->n) {
+            NcqCompletion *c = &w->done[w->next];
 
-            if (c->fault) {
-                trace_ncq_disk_fault(d, c->queued ? c->id : NCQ_ID_NONQUEUED,
-                                     ncq_fault_kind_name(c->fault),
-                                     c->fault_lba);
+            if (!w->resumed) {
+                if (c->fault) {
+                    trace_ncq_disk_fault(d, c->queued ? c->id :
+                                         NCQ_ID_NONQUEUED,
+                                         ncq_fault_kind_name(c->fault),
+                                         c->fault_lba);
+                }
+                ncq_disk_smart_done(d, c);
             }
-            ncq_disk_smart_done(d, c);
+            w->resumed = false;
             next = c->queued ? ncq_disk_complete_queued(d, c) :
                                ncq_disk_complete_held(d, c);
+            if (next == NCQ_DISK_WAIT) {
+                ncq_disk_wait_begin(d);
+                return;
+            }
+            w->next++;
             if (next == NCQ_DISK_OFF) {
+                w->next = w->n = 0;
+                w->more = false;
                 return;
             }
             if (next == NCQ_DISK_VOID) {
-                break;
+                w->next = w->n;
             }
         }
-    } while (n == ARRAY_SIZE(done));
+        if (!w->more) {
+            break;
+        }
+        w->n = ncq_model_advance(d->model, now, w->done, ARRAY_SIZE(w->done));
+        w->next = 0;
+        w->more = w->n == ARRAY_SIZE(w->done);
+    }
     ncq_disk_arm_timer(d);
+}
+
+/* The host I/O a completion waited for has ended: go on from it. */
+static void ncq_disk_wait_end(NcqDisk *d)
+{
+    NcqDiskWait *w = &d->wait;
+    bool hold = w->hold;
+
+    if (!w->active) {
+        return;
+    }
+    timer_del(w->give_up);
+    trace_ncq_disk_host_wait_done(d, w->done[w->next].id,
+                                  qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
+                                  w->since);
+    w->active = false;
+    w->hold = false;
+    if (d->queue_gen != w->gen) {
+        /* The queue was dropped meanwhile: the rest are void */
+        w->next = w->n;
+    } else {
+        w->resumed = true;
+    }
+    ncq_disk_run_completions(d);
+    if (hold) {
+        /* After: a wait that began again took its own hold */
+        icount_release();
+    }
+}
+
+static void ncq_disk_wait_bh(void *opaque)
+{
+    NcqDisk *d = opaque;
+    NcqDiskWait *w = &d->wait;
+
+    if (w->active && d->reqs[w->done[w->next].id].host_done) {
+        ncq_disk_wait_end(d);
+    }
+}
+
+/*
+ * The VM stops (a migration, savevm, or the monitor) while a completion
+ * waits: finish it first, waiting for the host here, so that the state
+ * saved has no completion the model gave and the drive holds back.
+ */
+static void ncq_disk_wait_vm_change(void *opaque, bool running,
+                                    RunState state)
+{
+    NcqDisk *d = opaque;
+    NcqDiskWait *w = &d->wait;
+
+    while (!running && w->active) {
+        ncq_disk_wait_host(&d->reqs[w->done[w->next].id]);
+        ncq_disk_wait_end(d);
+    }
+}
+
+static void ncq_disk_timer_cb(void *opaque)
+{
+    NcqDisk *d = opaque;
+    NcqDiskWait *w = &d->wait;
+
+    if (w->active) {
+        return;     /* the completions due go on when its host I/O ends */
+    }
+    w->next = w->n = 0;
+    w->more = true;
+    ncq_disk_run_completions(d);
 }
 
 /*
@@ -600,10 +779,34 @@ void ncq_disk_queue_init(NcqDisk *d)
         d->reqs[i].disk = d;
     }
     d->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_timer_cb, d);
+    d->wait.bh = qemu_bh_new(ncq_disk_wait_bh, d);
+    d->wait.give_up = timer_new_ms(QEMU_CLOCK_REALTIME,
+                                   ncq_disk_wait_give_up, d);
+    d->wait.vm_change = qemu_add_vm_change_state_handler(
+        ncq_disk_wait_vm_change, d);
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
 {
+    NcqDiskWait *w = &d->wait;
+
+    if (w->vm_change) {
+        qemu_del_vm_change_state_handler(w->vm_change);
+        w->vm_change = NULL;
+    }
+    if (w->hold) {
+        icount_release();
+        w->hold = false;
+    }
+    w->active = false;
+    if (w->bh) {
+        qemu_bh_delete(w->bh);
+        w->bh = NULL;
+    }
+    if (w->give_up) {
+        timer_free(w->give_up);
+        w->give_up = NULL;
+    }
     if (d->timer) {
         timer_free(d->timer);
         d->timer = NULL;

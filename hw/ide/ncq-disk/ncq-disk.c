@@ -457,6 +457,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("smart-file", NcqDisk, prop.smart_file),
     /* For tests: how long a stuck host I/O may hold virtual time */
     DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, prop.host_wait_ms, 30000),
+    DEFINE_PROP_BOOL("x-hold-clock", NcqDisk, prop.hold_clock, false),
     DEFINE_PROP_ON_OFF_AUTO("cdl", NcqDisk, prop.cdl, ON_OFF_AUTO_AUTO),
 };
 
@@ -498,6 +499,10 @@ static const struct {
       "on: any hard disk model" },
     { "x-host-wait-ms", "for tests: wall-clock ms a deadline waits for a "
       "stuck host I/O before failing its command, 0 to 4294967295" },
+    { "x-hold-clock", "experimental: at a deadline whose host I/O is in "
+      "flight, go on when it ends instead of waiting in the timer "
+      "callback; under icount virtual time is held meanwhile "
+      "(docs/device.md, \"Time\")" },
 };
 
 static void ncq_disk_describe(ObjectClass *klass, const char *name,

@@ -39,6 +39,26 @@ typedef struct NcqDiskReq {
     QEMUIOVector undo_qiov;
 } NcqDiskReq;
 
+/*
+ * The model's completions due at a deadline whose turn came while a
+ * queued command's host I/O was still in flight (ncq-disk-queue.c): the
+ * drive goes on with them when that I/O ends.  Under icount virtual time
+ * is held meanwhile (icount_hold()); the main loop is not blocked.
+ */
+typedef struct NcqDiskWait {
+    NcqCompletion done[NCQ_DISK_MAX_DEPTH + 1];
+    int next, n;            /* done[next..n-1] are left */
+    bool more;              /* the batch was full: ask the model again */
+    bool active;            /* done[next] waits for its host I/O */
+    bool resumed;           /* done[next]'s fault trace and SMART are done */
+    bool hold;              /* icount_hold() taken */
+    uint32_t gen;           /* queue_gen when the wait began */
+    int64_t since;          /* QEMU_CLOCK_REALTIME ns the wait began */
+    QEMUBH *bh;             /* the host I/O ended: go on */
+    QEMUTimer *give_up;     /* x-host-wait-ms of wall time */
+    VMChangeStateEntry *vm_change;
+} NcqDiskWait;
+
 /* NCQ Command Error log (log address 10h) */
 typedef struct NcqDiskErrorLog {
     bool valid;
@@ -82,6 +102,7 @@ typedef struct NcqDiskProps {
     char *faults;           /* fault rules (docs/faults.md) */
     bool power_loss;        /* keep old contents for power cuts */
     uint32_t host_wait_ms;  /* give up on a stuck host I/O */
+    bool hold_clock;        /* wait for host I/O without blocking */
     OnOffAuto cdl;          /* Command Duration Limits; auto: the model's */
     char *smart_file;       /* SMART state kept across QEMU runs */
 } NcqDiskProps;
@@ -143,6 +164,7 @@ struct NcqDisk {
     bool ncq_halted;        /* NCQ error reported, log 10h not read yet */
     bool aborting;          /* dropping the queue: waiting for host I/O */
     uint32_t queue_gen;     /* bumped when the queue is dropped */
+    NcqDiskWait wait;
 
     NcqDiskHeld held;
     NcqDiskPower power;
