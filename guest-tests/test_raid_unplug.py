@@ -1,7 +1,8 @@
 """One drive of an md RAID-5 removed with QMP device_del while I/O runs
 (issue 17; docs/power-and-unplug.md).
 
-ich9-ahci ports take hot-plug (patch 3-ide-hooks/0008): device_del pulls the drive
+ich9-ahci ports take hot-plug (patch "hw/ide/ahci: hot-plug and
+hot-unplug a drive on an ich9-ahci port"): device_del pulls the drive
 out of its port at once (a surprise removal), the port signals the lost
 link (PxSERR.DIAG.N/X, PxIS.PRCS/PCS), libata resets the link, finds no
 device and detaches it; the commands that were in flight fail, and md

@@ -1051,12 +1051,13 @@ static void test_dma_to_mmio_does_not_hang(void)
 
 /*
  * Fuzzing finding 10: a port stop while a non-queued DMA waits for the
- * bounce buffer.  AHCI's port stop waits for the port's DMA by draining
- * the block layer, then asserts that it ended; a DMA parked for the
- * bounce buffer has no request in flight, so QEMU aborted (ide-hd too).
- * Patch 2-ide-fixes/0008 cancels it, and the command ends with an ATA abort.  With
- * timing on, ncq-disk starts the READ DMA at its model deadline, which
- * the clock step passes.
+ * bounce buffer.  AHCI's port stop waits for the port's DMA by draining the
+ * block layer, then asserts that it ended; a DMA parked for the bounce
+ * buffer has no request in flight, so QEMU aborted (ide-hd too). Patch
+ * "hw/ide: cancel a DMA parked for a bounce buffer when the port stops"
+ * cancels it, and the command ends with an ATA abort.  With timing on,
+ * ncq-disk starts the READ DMA at its model deadline, which the clock step
+ * passes.
  */
 static void test_port_stop_cancels_parked_dma(gconstpointer data)
 {
@@ -1201,19 +1202,19 @@ static void test_error_fetch_during_drop(void)
 }
 
 /*
- * A reset stops a DMA from MMIO part-way.  A queued 32 MiB write from LBA
- * 0 whose PRDs point where nothing is mapped goes through the bounce
- * buffer one 4 KiB piece at a time; a COMRESET right after it is issued
- * cancels it.  The cancel used to wait for all 8,192 pieces (minutes
- * under the fuzzer's ASan build: a guest could stall QEMU that long);
- * patch 2-ide-fixes/0005 stops the DMA at the next piece, so the image is written
- * far less than the command asked.  Upstream's ide-hd, whose port reset
- * cancels the same way, and ncq-disk alike (power-loss=off: else the
- * reset finds the write still reading the sectors' old contents).  The
- * image is null-co with 5 ms per request, so that the whole DMA takes
- * 41 s: on a raw file it took a few seconds, and a test process the
- * machine's load held back that long saw 6.9 MB of it written before its
- * reset arrived (and once all 32 MiB).
+ * A reset stops a DMA from MMIO part-way.  A queued 32 MiB write from LBA 0
+ * whose PRDs point where nothing is mapped goes through the bounce buffer
+ * one 4 KiB piece at a time; a COMRESET right after it is issued cancels it.
+ * The cancel used to wait for all 8,192 pieces (minutes under the fuzzer's
+ * ASan build: a guest could stall QEMU that long); patch
+ * "system/dma-helpers: stop a cancelled DMA at the next piece" stops the
+ * DMA at the next piece, so the image is written far less than the command asked.
+ * Upstream's ide-hd, whose port reset cancels the same way, and ncq-disk
+ * alike (power-loss=off: else the reset finds the write still reading the
+ * sectors' old contents).  The image is null-co with 5 ms per request, so
+ * that the whole DMA takes 41 s: on a raw file it took a few seconds, and a
+ * test process the machine's load held back that long saw 6.9 MB of it
+ * written before its reset arrived (and once all 32 MiB).
  */
 #define SLOW_NULL_IMG "null-co://,file.latency-ns=5000000"
 
@@ -1418,13 +1419,13 @@ static void port_restart(AHCIQState *ahci, uint8_t port)
  * The IDE core's reset cancels the write's block in flight, which, as a
  * block request cannot be cancelled, means waiting for it; its completion
  * then sends the next block, and the reset forgot that one.  It completed
- * after the reset, raising PxIS.PSS (3 of 3 runs with ide-hd), and into
- * the next command's state: here a second PIO write, then a port stop
- * and restart, which hung (4 of 4 without the PSS check); the fuzzer met
- * NULL cur_cmd in ahci_pio_transfer() after such state.  Patch 2-ide-fixes/0007: the
- * reset finishes the chain it interrupts, as it waits for DMA.  A held
- * write (timing on) is run by the drive before the reset, so it passed
- * before the patch too.
+ * after the reset, raising PxIS.PSS (3 of 3 runs with ide-hd), and into the
+ * next command's state: here a second PIO write, then a port stop and
+ * restart, which hung (4 of 4 without the PSS check); the fuzzer met NULL
+ * cur_cmd in ahci_pio_transfer() after such state.  Patch "hw/ide: finish a
+ * PIO transfer chain on reset": the reset finishes the chain it interrupts,
+ * as it waits for DMA.  A held write (timing on) is run by the drive before
+ * the reset, so it passed before the patch too.
  */
 static void test_reset_during_pio_write(gconstpointer data)
 {
@@ -1457,14 +1458,14 @@ static void test_reset_during_pio_write(gconstpointer data)
 }
 
 /*
- * The port stopped and started again while a PIO write is in flight
- * (found by the fuzzer).  Each 512-byte block of WRITE SECTORS EXT goes to
- * the image as its own asynchronous write, and its completion fetches the
- * next block through the port's current command header; starting the
- * port clears that header, so the next completion dereferenced NULL and
- * QEMU died.  Upstream's ide-hd, and ncq-disk with timing off, whose
- * non-queued commands take the same path.  Patch 2-ide-fixes/0006 lets the write
- * finish before the port stops.
+ * The port stopped and started again while a PIO write is in flight (found
+ * by the fuzzer).  Each 512-byte block of WRITE SECTORS EXT goes to the
+ * image as its own asynchronous write, and its completion fetches the next
+ * block through the port's current command header; starting the port clears
+ * that header, so the next completion dereferenced NULL and QEMU died.
+ * Upstream's ide-hd, and ncq-disk with timing off, whose non-queued commands
+ * take the same path.  Patch "hw/ide/ahci: let a PIO write in flight finish
+ * before the port stops" lets the write finish before the port stops.
  */
 static void test_port_restart_during_pio_write(gconstpointer data)
 {
