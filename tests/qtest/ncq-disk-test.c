@@ -1208,7 +1208,8 @@ static void test_error_fetch_during_drop(void)
  * The cancel used to wait for all 8,192 pieces (minutes under the fuzzer's
  * ASan build: a guest could stall QEMU that long); patch
  * "system/dma-helpers: stop a cancelled DMA at the next piece" stops the
- * DMA at the next piece, so the image is written far less than the command asked.
+ * DMA at the next piece, so the image is written far less than the
+ * command asked.
  * Upstream's ide-hd, whose port reset cancels the same way, and ncq-disk
  * alike (power-loss=off: else the reset finds the write still reading the
  * sectors' old contents).  The image is null-co with 5 ms per request, so
