@@ -442,7 +442,12 @@ void ncq_disk_hba_stop(IDEDevice *dev)
     }
 }
 
-void ncq_disk_ncq_cancel(IDEDevice *dev)
+/*
+ * IDEDeviceClass.bus_reset: the bus is reset (SRST, COMRESET, an HBA or
+ * machine reset, an unplug).  The drive loses its queue and what it held,
+ * and its NCQ error with them.
+ */
+void ncq_disk_bus_reset(IDEDevice *dev)
 {
     NcqDisk *d = NCQ_DISK(dev);
 

@@ -559,7 +559,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->hba_stop = ncq_disk_hba_stop;
     k->ncq_submit = ncq_disk_ncq_submit;
     k->ncq_error = ncq_disk_ncq_error;
-    k->ncq_cancel = ncq_disk_ncq_cancel;
+    k->bus_reset = ncq_disk_bus_reset;
     k->ncq_restore = ncq_disk_ncq_restore;
     dc->vmsd = &vmstate_ncq_disk;
     /* A system reset is a power cycle for SMART */

@@ -188,7 +188,7 @@ void ncq_disk_queue_init(NcqDisk *d);
 void ncq_disk_queue_cleanup(NcqDisk *d);
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
-void ncq_disk_ncq_cancel(IDEDevice *dev);
+void ncq_disk_bus_reset(IDEDevice *dev);
 void ncq_disk_hba_stop(IDEDevice *dev);
 void ncq_disk_nonqueued_error(NcqDisk *d);
 int ncq_disk_outstanding(NcqDisk *d);
