@@ -1,7 +1,7 @@
 /*
  * ncq-model: QEMU-free model of a SATA NCQ disk (HDD or SSD).
  *
- * Public interface shared by the QEMU device (hw/ide/ncq-disk/ncq-disk.c) and the
+ * Public interface shared by the QEMU device (hw/ide/ncq-disk/) and the
  * offline simulator (tools/ncq-sim).  Standard C headers only.
  *
  * Time is integer nanoseconds of the caller's virtual clock.  The model
