@@ -213,6 +213,13 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
 fi
 if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
     log "preparing work tree $work"
+    # A build directory from a tree of unknown history (made before this
+    # list was kept) may hold objects of files no list names: start it
+    # anew rather than trust it.
+    if [ -d "$work" ] && [ ! -f "$work/.patched-files" ] && [ -d "$build" ]; then
+        log "no record of what the old work tree patched: rebuilding $build from scratch"
+        rm -rf "$build"
+    fi
     old_files=$(cat "$work/.patched-files" 2>/dev/null || true)
     new_files=$(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
     rm -rf "$work"
@@ -221,7 +228,9 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
     for f in $old_files $new_files; do
         [ -e "$work/$f" ] && touch "$work/$f"
     done
-    printf '%s\n' $new_files >"$work/.patched-files"
+    # every file any series built here patched: each is a source some
+    # object in the build directory may still have been compiled from
+    printf '%s\n' $old_files $new_files | sort -u >"$work/.patched-files"
     overlay_link
     n=${#patches[@]} i=0
     [ $walk = 1 ] && configure_build
