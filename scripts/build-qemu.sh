@@ -143,6 +143,18 @@ devices_mak() {
     fi
 }
 
+# Run from the build tree, QEMU looks for firmware under qemu-bundle/ (its
+# relocated --firmwarepath): point that at Debian's firmware packages.  The
+# series walk's qtests run from the build tree too.
+firmware_links() {
+    local fw
+    for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
+        [ -d "$fw" ] || continue
+        mkdir -p "$(dirname "$build/qemu-bundle$fw")"
+        ln -sfn "$fw" "$build/qemu-bundle$fw"
+    done
+}
+
 configure_build() {
     if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
         log "configuring $build"
@@ -151,6 +163,7 @@ configure_build() {
             || { tail -20 "$build/configure.log" >&2; die "configure failed; full log: $build/configure.log"; }
         touch "$build/.configured-$conf_sum"
     fi
+    firmware_links
 }
 
 ninja_build() {   # ninja_build STEP ERROR [TARGET...]: or die with ERROR
@@ -270,13 +283,7 @@ if grep -B2 -A6 -E "(ncq-disk|ncq-model)[^ ]*:[0-9]+:[0-9]+: (warning|error)" "$
     find "$build" -name '*ncq*.c.o' -delete
     die "warnings in project files (above); fix them"
 fi
-# Run from the build tree, QEMU looks for firmware under qemu-bundle/ (its
-# relocated --firmwarepath): point that at Debian's firmware packages.
-for fw in /usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu; do
-    [ -d "$fw" ] || continue
-    mkdir -p "$(dirname "$build/qemu-bundle$fw")"
-    ln -sfn "$fw" "$build/qemu-bundle$fw"
-done
+firmware_links
 [ -f /usr/share/qemu/qboot.rom ] || die "/usr/share/qemu/qboot.rom missing; run scripts/install-deps.sh (package qemu-system-data)"
 if [ $install = 1 ]; then
     # The two binaries the project promises, copied from this build: no
