@@ -6,10 +6,10 @@
  * holds, the held non-queued command, the NCQ error log and the device's
  * counters.  The commands themselves live in the HBA's slots: AHCI
  * rebuilds each one from its own migrated state (FUA, PRIO and the CDL
- * index included) and hands it back with ncq_restore().  The order is
- * explicit: this state has MigrationPriority MIG_PRI_HBA_BACKEND, so it
- * is loaded before the HBA's, whose post_load hands the commands back
- * and then calls ncq_restore(NULL) to have the drive check it got all.
+ * index included) and hands it back with ncq_restore(), then calls it with
+ * NULL.  The two states load in whichever order the stream has them; the
+ * drive matches its tags with the HBA's once both are in
+ * (ncq_disk_mig_match()), so no load order is assumed.
  * The VM stops with its block I/O drained, so every held command's data
  * has already moved; on the other side it only has to complete, at the
  * virtual time the model says, exactly as it would have without the
@@ -27,43 +27,55 @@
 #include "migration/vmstate.h"
 #include "hw/ide/ncq-disk.h"
 
-/* After the HBA handed back every command: did it hand back all? */
-static bool ncq_disk_restore_done(NcqDisk *d)
+/*
+ * Both halves of an incoming state are in: the drive's (which tags it
+ * held) and the HBA's (the commands in its slots).  They must agree.
+ */
+static bool ncq_disk_mig_match(NcqDisk *d)
 {
+    bool ok = true;
     int i;
 
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
-        if (d->reqs[i].mig_active && !d->reqs[i].cmd) {
-            error_report("ncq-disk: tag %d is in the drive's queue but not "
-                         "in the HBA's; was the state saved by another "
-                         "controller?", i);
-            return false;
+        NcqDiskReq *r = &d->reqs[i];
+        IDENCQCmd *cmd = d->mig.handed[i];
+
+        if (r->mig_active != !!cmd && ok) {
+            error_report("ncq-disk: tag %d is in %s queue but not in the "
+                         "%s; was the state saved by another controller?",
+                         i, cmd ? "the HBA's" : "the drive's",
+                         cmd ? "drive's" : "HBA's");
+            ok = false;
         }
+        r->cmd = r->mig_active ? cmd : NULL;
+        d->mig.handed[i] = NULL;
     }
-    return true;
+    d->mig.handed_all = false;
+    d->mig.loaded = false;
+    return ok;
 }
 
+/*
+ * IDEDeviceClass.ncq_restore: the HBA hands back, after migration, each
+ * command the drive held, then NULL.  The drive's own state may come
+ * before or after (no load order is assumed): the tags are matched when
+ * both are in.
+ */
 bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd)
 {
     NcqDisk *d = NCQ_DISK(dev);
-    NcqDiskReq *r;
 
     if (!cmd) {
-        return ncq_disk_restore_done(d);
+        d->mig.handed_all = true;
+        return d->mig.loaded ? ncq_disk_mig_match(d) : true;
     }
-    if (cmd->tag >= NCQ_DISK_MAX_DEPTH) {
-        error_report("ncq-disk: migrated HBA slot has tag %u, beyond the "
-                     "drive's %d", cmd->tag, NCQ_DISK_MAX_DEPTH);
+    if (cmd->tag >= NCQ_DISK_MAX_DEPTH || d->mig.handed[cmd->tag]) {
+        error_report("ncq-disk: the HBA hands back tag %u %s", cmd->tag,
+                     cmd->tag >= NCQ_DISK_MAX_DEPTH ?
+                     "beyond the drive's queue" : "twice");
         return false;
     }
-    r = &d->reqs[cmd->tag];
-    if (!r->mig_active || r->cmd) {
-        error_report("ncq-disk: the HBA hands back tag %u, which the drive "
-                     "did not hold; was the state saved by another "
-                     "controller?", cmd->tag);
-        return false;
-    }
-    r->cmd = cmd;
+    d->mig.handed[cmd->tag] = cmd;
     return true;
 }
 
@@ -192,10 +204,13 @@ static int ncq_disk_post_load(void *opaque, int version_id)
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         NcqDiskReq *r = &d->reqs[i];
 
-        /* The HBA's post_load, after this, hands the active ones back. */
-        r->cmd = NULL;
+        r->cmd = NULL;          /* the HBA hands the active ones back */
         r->aiocb = NULL;
         r->host_done = true;
+    }
+    d->mig.loaded = true;
+    if (d->mig.handed_all && !ncq_disk_mig_match(d) && !ret) {
+        ret = -EINVAL;
     }
     g_free(d->mig.model);
     d->mig.model = NULL;
@@ -239,8 +254,6 @@ const VMStateDescription vmstate_ncq_disk = {
     .name = "ncq-disk",
     .version_id = 1,
     .minimum_version_id = 1,
-    /* before the HBA, which hands the held commands back (see above) */
-    .priority = MIG_PRI_HBA_BACKEND,
     .pre_load = ncq_disk_pre_load,
     .pre_save = ncq_disk_pre_save,
     .post_save = ncq_disk_post_save,

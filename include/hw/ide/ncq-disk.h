@@ -136,6 +136,14 @@ typedef struct NcqDiskMigState {
     uint32_t model_len;
     uint8_t *undo;          /* the undo store (ncq_undo_save) */
     uint32_t undo_len;
+    /*
+     * Incoming: the HBA's commands and the drive's state meet in either
+     * order (each is a device of its own in the stream); the tags are
+     * matched once both are in.
+     */
+    IDENCQCmd *handed[NCQ_DISK_MAX_DEPTH];  /* what the HBA handed back */
+    bool handed_all;        /* the HBA handed back all it had */
+    bool loaded;            /* the drive's own state is loaded */
 } NcqDiskMigState;
 
 /* SMART (ncq-disk-smart.c, docs/smart.md) */
