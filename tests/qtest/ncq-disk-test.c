@@ -2770,9 +2770,9 @@ static int count_own_lines(const char *text)
 }
 
 /*
- * Issue 29, defect 4: a parallel ATA bus (PIIX) has no NCQ, and its
- * resets never reach a device's queue; ncq-disk refuses it at startup
- * with one line that names the fix.
+ * Issue 29, defect 4: a parallel ATA bus (PIIX) has no NCQ: it would
+ * never hand the drive a queued command, so ncq-disk refuses it at
+ * startup with one line that names the fix.
  */
 static void test_piix_refused(void)
 {
