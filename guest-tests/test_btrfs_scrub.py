@@ -7,15 +7,16 @@ The guest makes btrfs raid1 (data and metadata) on sdb and sdc, writes a
 file, unmounts, and finds where the file's first 4 KiB lie on sdb (the
 file's extent in the fs tree, its chunk's stripe on devid 1, both from
 `btrfs inspect-internal dump-tree`).  It prints that sector; the host
-adds `corrupt@LBA+8` to sdb's drive over QMP; the guest waits until a
-direct read of those sectors returns other bytes than before (the fault
-is on), mounts, and runs `btrfs scrub start -B`.  Asserted: scrub counts
+adds `corrupt@LBA+8` to sdb's drive over QMP while the guest stands
+still (host_step), and the guest checks that a direct read of those
+sectors now returns other bytes than before (the fault is on), mounts,
+and runs `btrfs scrub start -B`.  Asserted: scrub counts
 corrected errors and no uncorrectable one, the file reads back right
 (page cache dropped), and a direct read of the drive's sectors returns
 the original bytes again (the scrub's write healed them), while the rule
-is still in place.
+is still in place, and the rule's counters (read at a last host_step,
+not by polling: a fast run could end between two polls) count its hits.
 """
-import asyncio
 import re
 
 import ncqmd
@@ -50,12 +51,7 @@ raw() { dd if=/dev/sdb bs=512 skip=$lba count=8 iflag=direct 2>/dev/null | md5su
 before=$(raw)
 echo "RAW-BEFORE $before"
 echo "CORRUPT-AT $lba"
-n=0
-while [ "$(raw)" = "$before" ]; do
-    n=$((n + 1))
-    [ $n -lt 100000 ] || { echo FAULT-NEVER-CAME; exit 1; }
-    sleep 1
-done
+host_step
 echo "RAW-CORRUPT $(raw)"
 mount -t btrfs -o device=/dev/sdb,device=/dev/sdc /dev/sdb /mnt || { echo MOUNT-FAILED; exit 1; }
 btrfs scrub start -B /mnt >$RESULTS/scrub.txt 2>&1
@@ -67,34 +63,37 @@ echo 3 >/proc/sys/vm/drop_caches
 echo "FILESUM-AFTER $(md5sum </mnt/f1 | cut -d' ' -f1)"
 umount /mnt
 echo "RAW-AFTER $(raw)"
+host_step
 """
 
 
-async def add_fault_when_asked(qmp, console, drive="extra0"):
-    """Wait for the guest's CORRUPT-AT line on the console, add the rule
-    to the drive, then watch the rule's counters until QEMU goes away;
-    return the rule text and the last counters seen."""
-    m = await ncqmd.console_line(console, r"^CORRUPT-AT (\d+)")
-    rule, last = f"corrupt@{m.group(1)}+8", None
-    await qmp.execute("ncq-disk-fault-add", {"id": drive, "rules": rule})
-    while True:
-        try:
-            last = await qmp.execute("query-ncq-disk-faults", {"id": drive})
-        except Exception:
-            return rule, last        # QEMU quit: the guest is done
-        await asyncio.sleep(0.5)
+def steps(console, drive="extra0"):
+    """The host's two steps: add the corrupt rule at the sector the guest
+    printed (the guest stands still meanwhile), and at the end read the
+    rule's counters.  Returns the steps for ncqmd.at_pauses and a dict
+    that holds the rule text once the first step ran."""
+    seen = {}
+
+    async def add_fault(qmp):
+        m = await ncqmd.console_line(console, r"^CORRUPT-AT (\d+)")
+        seen["rule"] = f"corrupt@{m.group(1)}+8"
+        return await qmp.execute("ncq-disk-fault-add",
+                                 {"id": drive, "rules": seen["rule"]})
+
+    async def counters(qmp):
+        return await qmp.execute("query-ncq-disk-faults", {"id": drive})
+    return [add_fault, counters], seen
 
 
 def test_btrfs_raid1_scrub_repairs_corrupt_sectors(tmp_path):
-    g, console = ncqmd.member_guest(tmp_path, 2, "512M")
-
-    async def actions(qmp):
-        return await add_fault_when_asked(qmp, console)
-
-    res = g.run(Workload(script=SCRIPT), qmp_actions=actions)
+    g, console = ncqmd.member_guest(tmp_path, 2, "512M", pause=True)
+    host_steps, seen = steps(console)
+    res = g.run(Workload(script=ncqmd.GUEST_SH + SCRIPT),
+                qmp_actions=ncqmd.at_pauses(host_steps))
     out = res.output
-    rule, counters = res.qmp
     assert res.status == 0, out[-3000:]
+    assert len(res.qmp) == 2, out[-3000:]
+    rule, counters = seen["rule"], res.qmp[1]
     before = re.search(r"^RAW-BEFORE (\S+)", out, re.M).group(1)
     corrupt = re.search(r"^RAW-CORRUPT (\S+)", out, re.M).group(1)
     after = re.search(r"^RAW-AFTER (\S+)", out, re.M).group(1)
