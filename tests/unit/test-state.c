@@ -36,6 +36,7 @@ static const struct {
     { 2, 0x85800501be3984cfULL },   /* issue 13 */
     { 3, 0x697d979855d34110ULL },   /* issue 15: Command Duration Limits */
     { 4, 0xa1aca85f4fbeed79ULL },   /* issue 17: the corrupt fault */
+    { 5, 0x08193357c7f9a9f4ULL },   /* issue 26: the spindle at rest */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
