@@ -730,6 +730,16 @@ void ncq_disk_smart_reset(DeviceState *dev)
     timer_del(d->smart.captive);
     d->smart.st.resets++;
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
+    ncq_disk_pm_power_on(d);
+}
+
+/* The spindle starts from rest (ncq-disk-pm.c): Start_Stop_Count */
+void ncq_disk_smart_spin_up(NcqDisk *d)
+{
+    NcqSmart *sm = ncq_disk_sm(d);
+
+    ncq_smart_update(sm, d->model, ncq_disk_smart_now());
+    sm->start_stops++;
 }
 
 /* smart-file: the drive's SMART state as ncq_smart_state_save() writes it */
