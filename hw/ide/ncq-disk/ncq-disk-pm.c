@@ -111,6 +111,20 @@ static void ncq_disk_pm_set(NcqDisk *d, uint8_t mode)
     }
 }
 
+/* The spindle starts (@ready_ns >= 0) or stops: both traces record it */
+static void ncq_disk_pm_trace(NcqDisk *d, int64_t now, int64_t ready_ns,
+                              const char *why)
+{
+    if (ready_ns >= 0) {
+        trace_ncq_disk_spin_up(d, now, ready_ns);
+    } else {
+        trace_ncq_disk_spin_down(d, why, now);
+    }
+    if (d->trace) {
+        ncq_trace_spin(d->trace, now, ready_ns, why);
+    }
+}
+
 static bool ncq_disk_pm_at_rest(NcqDisk *d)
 {
     return d->pm.mode == NCQ_DISK_PM_STANDBY ||
@@ -120,7 +134,7 @@ static bool ncq_disk_pm_at_rest(NcqDisk *d)
 /* The spindle starts: it counts a start in SMART (Start_Stop_Count) */
 static void ncq_disk_pm_spin_up(NcqDisk *d, int64_t now)
 {
-    trace_ncq_disk_spin_up(d, now, now + d->params->spinup_ns);
+    ncq_disk_pm_trace(d, now, now + d->params->spinup_ns, NULL);
     ncq_disk_smart_spin_up(d);
     if (d->prop.timing) {
         ncq_model_spin_up(d->model, now);
@@ -134,7 +148,7 @@ static void ncq_disk_pm_spin_down(NcqDisk *d, uint8_t mode, const char *why)
 
     timer_del(d->pm.timer);
     if (!ncq_disk_pm_at_rest(d)) {
-        trace_ncq_disk_spin_down(d, why, now);
+        ncq_disk_pm_trace(d, now, -1, why);
         if (d->prop.timing && ncq_model_spin_down(d->model, now) < 0) {
             /* a held FLUSH wrote the cache first; nothing else is in */
             qemu_log_mask(LOG_UNIMP, "ncq-disk: spin-down with work in "
@@ -163,9 +177,10 @@ void ncq_disk_pm_rearm(NcqDisk *d)
 /* A media command arrives (queued or not): a drive at rest spins up. */
 void ncq_disk_pm_media(NcqDisk *d)
 {
+    int64_t now = ncq_disk_pm_now();
+
     if (d->pm.mode == NCQ_DISK_PM_STANDBY) {
-        trace_ncq_disk_spin_up(d, ncq_disk_pm_now(),
-                               ncq_disk_pm_now() + d->params->spinup_ns);
+        ncq_disk_pm_trace(d, now, now + d->params->spinup_ns, NULL);
         ncq_disk_smart_spin_up(d);
     }
     ncq_disk_pm_set(d, NCQ_DISK_PM_ACTIVE);
@@ -189,7 +204,7 @@ static void ncq_disk_pm_timer_cb(void *opaque)
         timer_mod_ns(d->pm.timer, next);    /* a destage first */
         return;
     }
-    ncq_disk_pm_spin_down(d, NCQ_DISK_PM_STANDBY, "standby timer");
+    ncq_disk_pm_spin_down(d, NCQ_DISK_PM_STANDBY, "standby-timer");
 }
 
 /* In SLEEP only a reset is answered: any command is aborted. */
@@ -309,8 +324,8 @@ void ncq_disk_pm_power_on(NcqDisk *d)
     d->pm.timer_count = 0;
     timer_del(d->pm.timer);
     if (ncq_disk_pm_at_rest(d)) {
-        trace_ncq_disk_spin_up(d, ncq_disk_pm_now(),
-                               ncq_disk_pm_now() + d->params->spinup_ns);
+        ncq_disk_pm_trace(d, ncq_disk_pm_now(),
+                          ncq_disk_pm_now() + d->params->spinup_ns, NULL);
         if (d->prop.timing) {
             ncq_model_spin_up(d->model, ncq_disk_pm_now());
         }

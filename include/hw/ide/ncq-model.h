@@ -663,5 +663,11 @@ uint64_t ncq_model_layout_sectors(const NcqModel *m);
     "queue_len,delay_count,reason,cdl,cdl_outcome"
 void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
 void ncq_trace_record(FILE *f, const NcqCompletion *c);
+/*
+ * A comment line for a spindle event (docs/trace-schema.md): "# spin-down
+ * t_ns=T why=WHY" or, with @ready_ns >= 0, "# spin-up t_ns=T ready_ns=R"
+ */
+void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
+                    const char *why);
 
 #endif
