@@ -3349,12 +3349,20 @@ static uint64_t smart_raw(AHCIQState *ahci, int id)
 /*
  * Each command and the CHECK POWER MODE value it leaves (hdparm -C:
  * FFh active/idle, 80h idle, 00h standby), by its current and its
- * retired code; a reserved standby timer count is aborted.
+ * retired code; a reserved standby timer count is aborted.  IDENTIFY
+ * claims the Power Management feature set (words 82/85 bit 3, still after
+ * SET FEATURES rewrote word 85) and the standard's timer values (49/13).
  */
 static void test_pm_check_power_mode(void)
 {
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+
+    g_assert_cmphex(identify_word(ahci, port, 49) & (1 << 13), !=, 0);
+    g_assert_cmphex(identify_word(ahci, port, 82) & (1 << 3), !=, 0);
+    ncq_set_features(ahci, port, 0x82);         /* write cache off */
+    g_assert_cmphex(identify_word(ahci, port, 85) & (1 << 3), !=, 0);
+    ncq_set_features(ahci, port, 0x02);
 
     g_assert_cmphex(pm_check(ahci, port), ==, 0xff);
     pm_ok(ahci, port, ATA_IDLE_IMM, 0);

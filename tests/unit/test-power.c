@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "ncq-test.h"
+#include "hw/ide/ncq-smart.h"
 
 #define MS 1000000LL
 /* NCQ_TEST_SMALL with a write cache and spin times of 3 s and 4 s */
@@ -157,8 +158,44 @@ static void test_params(void)
           strstr(err, "spinup_ms"), "70 s refused: %s", err);
 }
 
+/*
+ * SMART: a spin-up counts a start; the spindle hours stop growing
+ * spindown_ms after a spin-down, the power-on hours do not; the state
+ * keeps them
+ */
+static void test_smart_spindle(void)
+{
+    NcqModel *m = ncq_test_model_text(SMALL_PM, 1);
+    NcqSmart sm, back;
+    int64_t h = 3600 * 1000 * MS;
+    uint8_t buf[65536];
+    size_t n;
+
+    ncq_smart_init(&sm, 0);
+    ncq_smart_power_cycle(&sm, m, 0);
+    CHECK_EQ(sm.start_stops, 1);
+    ncq_smart_update(&sm, m, 2 * h);
+    CHECK_EQ(ncq_smart_spindle_hours(&sm), 2);
+    ncq_smart_spindle(&sm, m, 2 * h, false);
+    ncq_smart_update(&sm, m, 5 * h);
+    CHECK_EQ(sm.spindle_ns, 2 * h + 4000 * MS);
+    CHECK_EQ(ncq_smart_power_on_hours(&sm), 5);
+    n = ncq_smart_state_size(&sm);
+    CHECK(n <= sizeof(buf), "state of %zu bytes", n);
+    ncq_smart_state_save(&sm, buf);
+    CHECK_EQ(ncq_smart_state_load(&back, buf, n), 0);
+    CHECK_EQ(back.spindle_ns, sm.spindle_ns);
+    CHECK(back.spindle_off, "the spindle stays off");
+    ncq_smart_spindle(&sm, m, 5 * h, true);
+    CHECK_EQ(sm.start_stops, 2);
+    ncq_smart_update(&sm, m, 6 * h);
+    CHECK_EQ(sm.spindle_ns, 3 * h + 4000 * MS);
+    ncq_model_free(m);
+}
+
 int main(void)
 {
+    test_smart_spindle();
     test_read_waits_for_spinup();
     test_queued_wait();
     test_write_and_flush();

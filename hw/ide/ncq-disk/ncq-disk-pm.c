@@ -14,6 +14,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/timer.h"
 #include "qemu/log.h"
 #include "migration/vmstate.h"
@@ -135,7 +136,7 @@ static bool ncq_disk_pm_at_rest(NcqDisk *d)
 static void ncq_disk_pm_spin_up(NcqDisk *d, int64_t now)
 {
     ncq_disk_pm_trace(d, now, now + d->params->spinup_ns, NULL);
-    ncq_disk_smart_spin_up(d);
+    ncq_disk_smart_spindle(d, true);
     if (d->prop.timing) {
         ncq_model_spin_up(d->model, now);
     }
@@ -154,6 +155,7 @@ static void ncq_disk_pm_spin_down(NcqDisk *d, uint8_t mode, const char *why)
             qemu_log_mask(LOG_UNIMP, "ncq-disk: spin-down with work in "
                           "the drive\n");
         }
+        ncq_disk_smart_spindle(d, false);
         ncq_disk_smart_activity(d);
     }
     ncq_disk_pm_set(d, mode);
@@ -181,7 +183,7 @@ void ncq_disk_pm_media(NcqDisk *d)
 
     if (d->pm.mode == NCQ_DISK_PM_STANDBY) {
         ncq_disk_pm_trace(d, now, now + d->params->spinup_ns, NULL);
-        ncq_disk_smart_spin_up(d);
+        ncq_disk_smart_spindle(d, true);
     }
     ncq_disk_pm_set(d, NCQ_DISK_PM_ACTIVE);
     ncq_disk_pm_rearm(d);
@@ -332,6 +334,19 @@ void ncq_disk_pm_power_on(NcqDisk *d)
     }
     d->pm.spinning_up = false;
     ncq_disk_pm_set(d, NCQ_DISK_PM_ACTIVE);
+}
+
+/*
+ * IDENTIFY: the Power Management feature set, supported and enabled (words
+ * 82 and 85 bit 3; ACS says it is always enabled), and standby timer values
+ * as the standard gives them (word 49 bit 13), which hdparm -I prints as
+ * "Standby timer values: spec'd by Standard".
+ */
+void ncq_disk_pm_identify(uint16_t *words)
+{
+    stw_le_p(&words[49], lduw_le_p(&words[49]) | (1 << 13));
+    stw_le_p(&words[82], lduw_le_p(&words[82]) | (1 << 3));
+    stw_le_p(&words[85], lduw_le_p(&words[85]) | (1 << 3));
 }
 
 void ncq_disk_pm_init(NcqDisk *d)

@@ -242,6 +242,7 @@ void ncq_disk_power_cut_machine(NcqDisk *trigger);
 /* ncq-disk-pm.c: power modes (docs/power-modes.md) */
 extern const VMStateDescription vmstate_ncq_disk_pm;
 void ncq_disk_pm_init(NcqDisk *d);
+void ncq_disk_pm_identify(uint16_t *words);
 void ncq_disk_pm_cleanup(NcqDisk *d);
 bool ncq_disk_pm_refuse(NcqDisk *d, IDEState *s);
 bool ncq_disk_pm_prepare(NcqDisk *d, IDEState *s, uint8_t cmd);
@@ -310,6 +311,6 @@ bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
 void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);
-void ncq_disk_smart_spin_up(NcqDisk *d);
+void ncq_disk_smart_spindle(NcqDisk *d, bool on);
 
 #endif
