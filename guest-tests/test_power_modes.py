@@ -3,8 +3,10 @@
 MODE) says so, the next read waits the model's spin-up (st3400620as: 10 s,
 the Barracuda 7200.8 manual's "standby to ready"), and `hdparm -C` then
 says active/idle; `hdparm -S 1` (IDLE with a standby timer of 5 s) spins
-the idle drive down 5 s after its last command.  The device's trace
-records each spin-down and spin-up as a comment line.
+the idle drive down 5 s after its last command; after `hdparm -Y` (SLEEP)
+Linux resets the link before the next read, which wakes the drive into
+standby, and the read spins it up.  The device's trace records each
+spin-down and spin-up as a comment line.
 
 One boot; under -icount the guest's sleeps and the spin-up wait cost no
 wall time, and the figures are the same on every run.
@@ -43,6 +45,9 @@ sleep 2
 hd c-6s -C
 io read-after-timer 1500000
 hd c-end -C
+hd Y -Y
+io read-after-sleep 1700000
+hd c-after-sleep -C
 """
 
 
@@ -98,4 +103,10 @@ def test_standby_timer(run):
     # the timer's spin-down, then the last read's spin-up
     (down, _, why), (up, _, _) = run.spin[2:4]
     assert (down, why, up) == ("down", "why=standby-timer", "up")
-    assert len(run.spin) == 4
+
+def test_sleep_then_libata_reset(run):
+    assert "issuing sleep command" in _text(run, "Y")
+    assert _latency_s(run, "read-after-sleep") >= SPINUP_S
+    assert _state(run, "c-after-sleep") == "active/idle"
+    assert [(k, w) for k, _, w in run.spin[4:]][:1] == [("down", "why=SLEEP")]
+    assert run.spin[5][0] == "up" and len(run.spin) == 6

@@ -646,6 +646,8 @@ static void ncq_vis_mech(NcqVis *v, NcqModel *m)
     ncq_vis_i64(v, "plan_cutoff", &m->sched.plan_cutoff);
     if (v->version >= 5) {
         ncq_vis_bool(v, "spindle_stopped", &m->mech.stopped);
+    } else if (v->mode == NCQ_VIS_LOAD) {
+        m->mech.stopped = false;
     }
 }
 
