@@ -3357,6 +3357,7 @@ static void test_pm_check_power_mode(void)
 {
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QDict *info;
 
     g_assert_cmphex(identify_word(ahci, port, 49) & (1 << 13), !=, 0);
     g_assert_cmphex(identify_word(ahci, port, 82) & (1 << 3), !=, 0);
@@ -3370,6 +3371,10 @@ static void test_pm_check_power_mode(void)
     pm_ok(ahci, port, ATA_STANDBY_IMM, 0);
     g_assert_cmphex(pm_check(ahci, port), ==, 0x00);
     g_assert_cmphex(pm_cmd(ahci, port, 0x98, 0, NULL), ==, 0x00);
+    info = query_disk(ahci);
+    g_assert_cmpstr(qdict_get_str(info, "power-mode"), ==, "standby");
+    g_assert_cmpint(qdict_get_int(info, "standby-timer-ns"), ==, 0);
+    qobject_unref(info);
     pm_ok(ahci, port, 0x95, 0);  /* IDLE */
     g_assert_cmphex(pm_cmd(ahci, port, 0x98, 0, NULL), ==, 0x80);
     pm_ok(ahci, port, 0x94, 0);  /* STANDBY */
@@ -3427,8 +3432,13 @@ static void test_pm_standby_timer(void)
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
     QTestState *qts = ahci->parent->qts;
+    QDict *info;
 
     pm_ok(ahci, port, ATA_IDLE, 1);
+    info = query_disk(ahci);
+    g_assert_cmpstr(qdict_get_str(info, "power-mode"), ==, "idle");
+    g_assert_cmpint(qdict_get_int(info, "standby-timer-ns"), ==, 5 * PM_S);
+    qobject_unref(info);
     qtest_clock_step(qts, 4900 * PM_MS);
     g_assert_cmphex(pm_check(ahci, port), ==, 0x80);
     ncq_read_latency(ahci, port, 2000);
