@@ -40,13 +40,8 @@
 #define SETFEATURES_SENSE_DATA      0xc3
 #define SETFEATURES_SUCCESS_SENSE   0xc4
 
-/* Logs */
+/* Log 0Fh (its rows and 18h's are in ncq-disk-log.c's table) */
 #define LOG_SUCCESS_SENSE           0x0f
-#define LOG_SUCCESS_SENSE_PAGES     2
-#define LOG_CDL                     0x18
-#define LOG_IDENTIFY_DEVICE         0x30
-#define ID_LOG_CAPABILITIES         0x03
-#define ID_LOG_CURRENT_SETTINGS     0x04
 
 /* Status bit 1: sense data available (ACS-5) */
 #define SENSE_AVAIL_STAT            0x02
@@ -157,65 +152,33 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     return true;
 }
 
-/* The page of log 18h has arrived: stored if valid, ABRT if not. */
-static void ncq_disk_cdl_log_written(IDEState *s)
+/* Log 18h written: stored if valid, false (ABRT) if not. */
+bool ncq_disk_cdl_log_write(NcqDisk *d, uint16_t page, uint16_t count,
+                            const uint8_t *buf)
 {
-    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
     NcqCdl t;
     char err[160];
 
     ncq_model_cdl_get(d->model, &t);
-    if (ncq_cdl_log_decode(s->io_buffer, &t, err, sizeof(err)) < 0 ||
+    if (ncq_cdl_log_decode(buf, &t, err, sizeof(err)) < 0 ||
         ncq_model_cdl_set_at(d->model, &t,
                              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                              err, sizeof(err)) < 0) {
         trace_ncq_disk_cdl_log_refused(d, err);
-        d->count.guest_errors++;
-        ide_abort_command(s);
-        return;
+        return false;
     }
     trace_ncq_disk_cdl_log_written(d);
-    s->status = READY_STAT | SEEK_STAT;
-    ide_transfer_stop(s);
+    return true;
 }
 
-/*
- * WRITE LOG EXT: only the Command Duration Limits log is writable, one
- * page.  Returns what a command table handler returns.
- */
-bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s)
+/* Log 18h read */
+void ncq_disk_cdl_log_read(NcqDisk *d, uint16_t page, uint8_t *buf,
+                           unsigned how)
 {
-    uint16_t page = s->lcyl | (s->hob_lcyl << 8);
-    uint32_t count = (s->hob_nsector << 8) | s->nsector;
+    NcqCdl t;
 
-    if (!d->cdl.on || s->sector != LOG_CDL || page || count != 1) {
-        d->count.guest_errors++;
-        ide_abort_command(s);
-        return true;
-    }
-    s->status = READY_STAT | SEEK_STAT;
-    ide_transfer_start(s, s->io_buffer, NCQ_CDL_LOG_BYTES,
-                       ncq_disk_cdl_log_written);
-    return false;
-}
-
-void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf)
-{
-    if (d->cdl.on) {
-        stw_le_p(buf + 2 * LOG_SUCCESS_SENSE, LOG_SUCCESS_SENSE_PAGES);
-        stw_le_p(buf + 2 * LOG_CDL, 1);
-    }
-}
-
-/* The IDENTIFY DEVICE data log pages CDL adds: their numbers in @pages */
-int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages)
-{
-    if (!d->cdl.on) {
-        return 0;
-    }
-    pages[0] = ID_LOG_CAPABILITIES;
-    pages[1] = ID_LOG_CURRENT_SETTINGS;
-    return 2;
+    ncq_model_cdl_get(d->model, &t);
+    ncq_cdl_log_encode(&t, buf);
 }
 
 static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
@@ -228,8 +191,8 @@ static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
  * tags holding sense data, then 24 bytes per tag (sense key, ASC, ASCQ
  * first) from byte 32.  An entry stays until its tag completes again.
  */
-static void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page,
-                                     uint8_t *buf)
+void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                              unsigned how)
 {
     uint32_t from = 512 * page;
     int tag, i;
@@ -254,46 +217,26 @@ static void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page,
     }
 }
 
-bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                           uint8_t *buf)
+/* IDENTIFY DEVICE data log page 03h: success sense; CDL and guideline */
+void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf)
+{
+    if (d->cdl.on) {
+        ncq_disk_id_qword(buf, 8, 1ULL << 47);
+        ncq_disk_id_qword(buf, 168, 3);
+    }
+}
+
+/* Page 04h: CDL enabled, success sense enabled */
+void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf)
 {
     NcqCdl t;
 
     if (!d->cdl.on) {
-        return false;
+        return;
     }
-    switch (log) {
-    case LOG_SUCCESS_SENSE:
-        if (page >= LOG_SUCCESS_SENSE_PAGES) {
-            return false;
-        }
-        ncq_disk_cdl_success_log(d, page, buf);
-        return true;
-    case LOG_CDL:
-        if (page) {
-            return false;
-        }
-        ncq_model_cdl_get(d->model, &t);
-        ncq_cdl_log_encode(&t, buf);
-        return true;
-    case LOG_IDENTIFY_DEVICE:
-        if (page == ID_LOG_CAPABILITIES) {
-            /* Supported capabilities: success sense; CDL and guideline */
-            ncq_disk_id_qword(buf, 8, 1ULL << 47);
-            ncq_disk_id_qword(buf, 168, 3);
-            return true;
-        }
-        if (page == ID_LOG_CURRENT_SETTINGS) {
-            ncq_model_cdl_get(d->model, &t);
-            /* Current settings: CDL enabled, success sense enabled */
-            ncq_disk_id_qword(buf, 8,
-                              (t.enabled ? 1ULL << 21 : 0) |
-                              (d->cdl.success_sense ? 1ULL << 18 : 0));
-            return true;
-        }
-        return false;
-    }
-    return false;
+    ncq_model_cdl_get(d->model, &t);
+    ncq_disk_id_qword(buf, 8, (t.enabled ? 1ULL << 21 : 0) |
+                      (d->cdl.success_sense ? 1ULL << 18 : 0));
 }
 
 /* The sense a missed limit leaves (SPC-6 codes, as libata reads them) */

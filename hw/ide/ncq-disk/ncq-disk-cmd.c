@@ -1,7 +1,7 @@
 /*
  * ncq-disk: non-queued commands
  *
- * Commands the generic IDE table does not know (READ LOG EXT) are served
+ * Commands the generic IDE table does not know (the log commands) are served
  * here; media commands (reads, writes, FLUSH CACHE) and TRIM are held busy
  * until the model's deadline and then carried out by the generic handlers, with
  * their host I/O finished inside the deadline's timer callback so that
@@ -23,6 +23,8 @@
 /* Command codes the generic IDE core does not name */
 #define ATA_CMD_READ_LOG_EXT        0x2f
 #define ATA_CMD_WRITE_LOG_EXT       0x3f
+#define ATA_CMD_READ_LOG_DMA_EXT    0x47
+#define ATA_CMD_WRITE_LOG_DMA_EXT   0x57
 #define ATA_CMD_READ_FPDMA_QUEUED   0x60
 #define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
 
@@ -39,12 +41,10 @@
 #define NCQ_CMD_LBA48       (1u << 2)
 /* READ/WRITE FPDMA QUEUED: AHCI hands them over through ncq_submit() */
 #define NCQ_CMD_QUEUED      (1u << 3)
-/* Served by this device: READ LOG EXT (ncq-disk-log.c) */
+/* Served by this device: READ/WRITE LOG (DMA) EXT (ncq-disk-log.c) */
 #define NCQ_CMD_LOG         (1u << 4)
 /* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
 #define NCQ_CMD_TRIM        (1u << 5)
-/* WRITE LOG EXT: the Command Duration Limits log (ncq-disk-cdl.c) */
-#define NCQ_CMD_LOG_WRITE   (1u << 6)
 /* SET FEATURES: the drive's own subcommands first (ncq-disk-cdl.c) */
 #define NCQ_CMD_FEATURES    (1u << 7)
 /* SMART: served by this device (ncq-disk-smart.c) */
@@ -74,7 +74,9 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [WIN_MULTREAD_EXT]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [ATA_CMD_READ_LOG_EXT]      = { NCQ_OP_OTHER, NCQ_CMD_LOG },
-    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG_WRITE },
+    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_READ_LOG_DMA_EXT]  = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_WRITE_LOG_DMA_EXT] = { NCQ_OP_OTHER, NCQ_CMD_LOG },
     [WIN_SETFEATURES]           = { NCQ_OP_OTHER, NCQ_CMD_FEATURES },
     [WIN_WRITE]                 = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_WRITE_EXT]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
@@ -257,11 +259,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         return true;
     }
     if (c->flags & NCQ_CMD_LOG) {
-        *complete = ncq_disk_read_log(d, s);
-        return true;
-    }
-    if (c->flags & NCQ_CMD_LOG_WRITE) {
-        *complete = ncq_disk_cdl_write_log(d, s);
+        *complete = ncq_disk_log_cmd(d, s, cmd);
         return true;
     }
     if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {

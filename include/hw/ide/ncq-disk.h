@@ -245,19 +245,39 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete);
 void ncq_disk_drop_held(NcqDisk *d);
 
-/* ncq-disk-log.c */
-bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
+/*
+ * ncq-disk-log.c: the table of logs (ncq_disk_logs[]).  A row's read
+ * function fills one zeroed 512-byte page below the row's page count;
+ * @how says which command set asks (NCQ_LOG_GPL or NCQ_LOG_SMART) and
+ * whether the host asked to read then initialize (NCQ_LOG_INIT: READ LOG
+ * EXT FEATURES bit 0).  A write function takes @count pages from @page
+ * (the table checked the range and that the pages are writable) and
+ * stores them all, or returns false to abort with nothing stored.
+ */
+#define NCQ_LOG_GPL     (1u << 0)
+#define NCQ_LOG_SMART   (1u << 1)
+#define NCQ_LOG_INIT    (1u << 2)
+typedef void NcqDiskLogRead(NcqDisk *d, uint16_t page, uint8_t *buf,
+                            unsigned how);
+typedef bool NcqDiskLogWrite(NcqDisk *d, uint16_t page, uint16_t count,
+                             const uint8_t *buf);
+bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd);
+bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s);
+bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s);
+bool ncq_disk_log_dma_supported(NcqDisk *d);
+void ncq_disk_log_identify(NcqDisk *d, uint16_t *words);
 void ncq_disk_log_checksum(uint8_t *buf);
 
 /* ncq-disk-cdl.c: Command Duration Limits (docs/cdl.md) */
 bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp);
 void ncq_disk_cdl_identify(NcqDisk *d, uint16_t *words);
 bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s);
-bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s);
-void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf);
-int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages);
-bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                           uint8_t *buf);
+NcqDiskLogRead ncq_disk_cdl_success_log;       /* 0Fh */
+NcqDiskLogRead ncq_disk_cdl_log_read;          /* 18h */
+NcqDiskLogWrite ncq_disk_cdl_log_write;
+/* CDL's bits in IDENTIFY DEVICE data log pages 03h and 04h */
+void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf);
+void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf);
 bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
                            const NcqCompletion *c);
 extern const VMStateDescription vmstate_ncq_disk_cdl;
@@ -274,9 +294,20 @@ void ncq_disk_smart_cleanup(NcqDisk *d);
 void ncq_disk_smart_reset(DeviceState *dev);
 void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);
 bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
-void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf);
-bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                             uint8_t *buf, bool gpl);
+/* SMART's logs, rows of ncq-disk-log.c's table */
+#define NCQ_DISK_ERROR_PAGES        4   /* SMART 02h: 20 errors, 5 a page */
+#define NCQ_DISK_EXT_ERROR_PAGES    5   /* GP 03h: 20 errors, 4 a page */
+NcqDiskLogRead ncq_disk_smart_summary_error_log;   /* 01h */
+NcqDiskLogRead ncq_disk_smart_error_log;           /* 02h */
+NcqDiskLogRead ncq_disk_smart_ext_error_log;       /* 03h */
+NcqDiskLogRead ncq_disk_smart_stats_log;           /* 04h */
+uint16_t ncq_disk_stat_pages(NcqDisk *d);
+NcqDiskLogRead ncq_disk_smart_selftest_log;        /* 06h */
+NcqDiskLogRead ncq_disk_smart_ext_selftest_log;    /* 07h */
+NcqDiskLogRead ncq_disk_smart_selective_log;       /* 09h */
+NcqDiskLogWrite ncq_disk_smart_selective_write;
+NcqDiskLogRead ncq_disk_smart_phy_events;          /* 11h */
+void ncq_disk_smart_update(NcqDisk *d);
 void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);
