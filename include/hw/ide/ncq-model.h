@@ -460,6 +460,12 @@ int ncq_fault_corrupt(const NcqCompletion *c, uint8_t *buf);
 /* ---- Command Duration Limits (cdl.c, docs/cdl.md) ---- */
 #define NCQ_CDL_DESCS       7       /* descriptors per direction */
 #define NCQ_CDL_LOG_BYTES   512     /* the Command Duration Limits log */
+/*
+ * The performance versus command duration guideline field: 0h-Ch (0 %
+ * to 20 %), Dh-Fh reserved (cdladm's range, the one SPC-6's T2B page
+ * gives; cdl-tools' own descriptor files set Ch)
+ */
+#define NCQ_CDL_GUIDELINE_MAX 0xc
 /* The longest limit: what the SCSI T2A/T2B pages carry (65535 x 10 ms) */
 #define NCQ_CDL_MAX_LIMIT_US 655350000u
 
@@ -484,7 +490,7 @@ typedef struct NcqCdlDesc {
 
 typedef struct NcqCdl {
     bool enabled;               /* SET FEATURES: CDL on */
-    uint8_t guideline;          /* log byte 0 bits 1:0 (perf vs duration) */
+    uint8_t guideline;          /* log byte 0 bits 3:0 (perf vs duration) */
     NcqCdlDesc rd[NCQ_CDL_DESCS];
     NcqCdlDesc wr[NCQ_CDL_DESCS];
 } NcqCdl;
