@@ -3115,48 +3115,44 @@ static void test_migrate_keeps_fua_prio_cdl(void)
 #define CDL_PROPS               "model=seagate-exos-x18,cdl=on"
 
 /*
- * One log command (libqos knows none: a READ/WRITE of the same protocol
- * is patched into it).  The PRDT covers @prdt_bytes at @gbuf; the count
- * register says @count pages.  Returns the error register: 0 if the
- * command completed without error.
+ * A non-queued command libqos may not know: a command of @base's
+ * protocol and direction is patched into @code with these registers.  The
+ * PRDT covers @bytes at @gbuf.  Waits (stepping the virtual clock) until
+ * it ends; returns the error register (0: no error), *@status the status
+ * the drive ended with.
  */
-static uint8_t log_cmd(AHCIQState *ahci, uint8_t port, uint8_t code,
-                       uint8_t feature, uint8_t log, uint16_t page,
-                       uint16_t count, uint64_t gbuf, uint32_t prdt_bytes)
+static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
+                       uint8_t code, uint8_t feature, uint64_t lba,
+                       uint16_t count, uint64_t gbuf, uint32_t bytes,
+                       uint8_t *status)
 {
     QTestState *qts = ahci->parent->qts;
-    bool smart = code == ATA_SMART;
-    bool dma = code == ATA_READ_LOG_DMA_EXT || code == ATA_WRITE_LOG_DMA_EXT;
-    bool write = code == ATA_WRITE_LOG_EXT || code == ATA_WRITE_LOG_DMA_EXT ||
-                 (smart && feature == SMART_WRITE_LOG);
-    uint8_t base = dma ? (write ? CMD_WRITE_DMA_EXT : CMD_READ_DMA_EXT) :
-                   smart ? (write ? CMD_WRITE_PIO : CMD_READ_PIO) :
-                   (write ? CMD_WRITE_PIO_EXT : CMD_READ_PIO_EXT);
     AHCICommand *cmd = ahci_command_create(base);
     AHCICommandHeader hdr;
     uint64_t fis;
     uint8_t slot, err = 0;
     int i;
 
-    ahci_command_adjust(cmd, 0, gbuf, prdt_bytes, 0);
+    ahci_command_adjust(cmd, 0, gbuf, bytes, 0);
     ahci_command_commit(ahci, cmd, port);
     slot = ahci_command_slot(cmd);
     ahci_get_command_header(ahci, port, slot, &hdr);
     fis = hdr.ctba;
     qtest_writeb(qts, fis + offsetof(RegH2DFIS, command), code);
     qtest_writeb(qts, fis + offsetof(RegH2DFIS, feature_low), feature);
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo), log);
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo) + 1,
-                 smart ? 0x4f : page);
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo) + 2,
-                 smart ? 0xc2 : 0);
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_hi), 0);
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_hi) + 1, page >> 8);
+    for (i = 0; i < 3; i++) {
+        qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo) + i,
+                     lba >> (8 * i));
+        qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_hi) + i,
+                     lba >> (24 + 8 * i));
+    }
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, device), 0x40);
     qtest_writew(qts, fis + offsetof(RegH2DFIS, count), cpu_to_le16(count));
     ahci_command_issue_async(ahci, cmd);
-    for (i = 0; i < 1000; i++) {
+    for (i = 0; i < 100000; i++) {
         uint32_t tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
 
+        *status = tfd;
         if (ahci_px_rreg(ahci, port, AHCI_PX_IS) & AHCI_PX_IS_TFES) {
             err = tfd >> 8;
             g_assert(err);
@@ -3174,9 +3170,34 @@ static uint8_t log_cmd(AHCIQState *ahci, uint8_t port, uint8_t code,
         }
         qtest_clock_step_next(qts);
     }
-    g_assert_cmpint(i, <, 1000);
+    g_assert_cmpint(i, <, 100000);
     ahci_command_free(cmd);
     return err;
+}
+
+/*
+ * One log command: LBA low the log, LBA mid (and LBA 39:32) the page;
+ * SMART's with its key in LBA mid/high.  The count register says
+ * @count pages, the PRDT covers @prdt_bytes.
+ */
+static uint8_t log_cmd(AHCIQState *ahci, uint8_t port, uint8_t code,
+                       uint8_t feature, uint8_t log, uint16_t page,
+                       uint16_t count, uint64_t gbuf, uint32_t prdt_bytes)
+{
+    bool smart = code == ATA_SMART;
+    bool dma = code == ATA_READ_LOG_DMA_EXT || code == ATA_WRITE_LOG_DMA_EXT;
+    bool write = code == ATA_WRITE_LOG_EXT || code == ATA_WRITE_LOG_DMA_EXT ||
+                 (smart && feature == SMART_WRITE_LOG);
+    uint8_t base = dma ? (write ? CMD_WRITE_DMA_EXT : CMD_READ_DMA_EXT) :
+                   smart ? (write ? CMD_WRITE_PIO : CMD_READ_PIO) :
+                   (write ? CMD_WRITE_PIO_EXT : CMD_READ_PIO_EXT);
+    uint64_t lba = smart ? 0xc24f00 | log :
+                   log | (uint64_t)(page & 0xff) << 8 |
+                   (uint64_t)(page >> 8) << 32;
+    uint8_t status;
+
+    return raw_cmd(ahci, port, base, code, feature, lba, count, gbuf,
+                   prdt_bytes, &status);
 }
 
 static uint8_t log_read(AHCIQState *ahci, uint8_t port, uint8_t code,
@@ -3343,7 +3364,8 @@ static void test_log_dma(gconstpointer data)
  * WRITE LOG (DMA) EXT: the CDL log (18h) takes a valid page through
  * either form; bad input aborts and stores nothing: a read-only log or
  * page, a page beyond the log, a count of 0 or too many, a PRDT shorter
- * than the count; SMART WRITE LOG of a GPL-only log.
+ * than the count; SMART WRITE LOG of a GPL-only log; a reserved
+ * guideline or policy.
  */
 static void test_log_write(void)
 {
@@ -3385,6 +3407,16 @@ static void test_log_write(void)
     g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
                               page, 512), ==, ATA_ERR_ABRT);
     page[1] = 0;
+    /* the guideline field, bits 3:0: Dh-Fh reserved, Ch (20 %) taken */
+    page[0] = 0x0d;
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[0] = 0x0c;
+    /* the max active time policy Eh: SCSI's, reserved for ATA */
+    page[64] = 0xef;
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[64] = 0x0f;
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_DMA_EXT, 0x18, 0, 1,
                              after), ==, 0);
     g_assert_cmpmem(after, 512, before, 512);
@@ -3401,6 +3433,79 @@ static void test_log_write(void)
                              after), ==, 0);
     g_assert_cmpmem(after, 512, before, 512);
     check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/* The LBA fields of the last D2H Register FIS: REQUEST SENSE's answer */
+static uint32_t sense_lba(AHCIQState *ahci, uint8_t port)
+{
+    uint8_t fis[20];
+
+    qtest_memread(ahci->parent->qts, ahci->port[port].fb + 0x40, fis,
+                  sizeof(fis));
+    g_assert_cmphex(fis[0], ==, 0x34);
+    return fis[4] | (fis[5] << 8) | (fis[6] << 16);
+}
+
+/*
+ * CDL on a non-queued READ DMA EXT (the index in FEATURE bits 2:0, as
+ * Linux puts it with NCQ off): the same policies as over NCQ.  Read
+ * descriptor 1's active time limit of 10 us is missed by any access.
+ * Abort (Fh): ERR, ABRT and status bit 1, the sense (ABORTED COMMAND,
+ * 2Eh/02h) from REQUEST SENSE DATA EXT.  Data currently unavailable
+ * (Dh): no error, status bit 1, the data read, sense COMPLETED 55h/0Ah.
+ * Index 0: no limit, no sense.
+ */
+static void test_cdl_non_queued(void)
+{
+    uint8_t port, page[512], status, data[4096], want[4096];
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, sizeof(data));
+    const uint64_t lba = 100000;
+
+    memset(want, 0x5c, sizeof(want));
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, want, sizeof(want), lba);
+    memset(page, 0, sizeof(page));
+    page[64] = 0xf0;                        /* read 1: active: abort */
+    stl_le_p(page + 64 + 4, 10);            /* max active time 10 us */
+    page[96] = 0xd0;                        /* read 2: active: unavail. */
+    stl_le_p(page + 96 + 4, 10);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, 0);
+    /* SET FEATURES: sense data reporting (C3h), then CDL (0Dh) on */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0xc3, 0, 1, 0, 0, &status), ==, 0);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 1, 0, 0, &status), ==, 0);
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            1, lba, 8, gbuf, sizeof(data), &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(status & 0x03, ==, 0x03);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(status & 0x02, ==, 0x02);
+    g_assert_cmphex(sense_lba(ahci, port), ==, 0x0b2e02);
+    /* read once: the next REQUEST SENSE DATA EXT has none */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(status & 0x02, ==, 0);
+
+    qtest_memset(qts, gbuf, 0, sizeof(data));
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            2, lba, 8, gbuf, sizeof(data), &status), ==, 0);
+    g_assert_cmphex(status & 0x03, ==, 0x02);
+    qtest_memread(qts, gbuf, data, sizeof(data));
+    g_assert_cmpmem(data, sizeof(data), want, sizeof(want));
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(sense_lba(ahci, port), ==, 0x0f550a);
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            0, lba, 8, gbuf, sizeof(data), &status), ==, 0);
+    g_assert_cmphex(status & 0x03, ==, 0);
+    ahci_free(ahci, gbuf);
     ncq_shutdown(ahci);
 }
 
@@ -3561,6 +3666,7 @@ static void add_fault_and_other_tests(void)
     qtest_add_data_func("/ncq-disk/log/dma/acs4", "model=seagate-exos-x18",
                         test_log_dma);
     qtest_add_func("/ncq-disk/log/write-bad-input", test_log_write);
+    qtest_add_func("/ncq-disk/cdl/non-queued", test_cdl_non_queued);
 }
 
 int main(int argc, char **argv)

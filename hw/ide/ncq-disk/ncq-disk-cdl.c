@@ -261,6 +261,61 @@ static bool ncq_disk_cdl_sense(uint8_t outcome, uint8_t *sense)
 }
 
 /*
+ * A non-queued READ/WRITE DMA EXT with a CDL index (FEATURE bits 2:0, as
+ * Linux's ata_set_tf_cdl() puts it when NCQ is off) at its deadline: the
+ * same policies as over NCQ.  An abort ends it with ERR, ABRT and
+ * "sense data available" (status bit 1); "data currently unavailable"
+ * completes it (its data moved) with bit 1 alone.  Either way the host
+ * reads the sense with REQUEST SENSE DATA EXT, as libata's
+ * ata_eh_request_sense() does.
+ */
+uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s)
+{
+    uint8_t outcome = d->held.cdl_outcome;
+    uint8_t sense[3];
+
+    d->held.cdl_outcome = NCQ_CDL_NONE;
+    if (!ncq_disk_cdl_sense(outcome, sense)) {
+        return 0;
+    }
+    trace_ncq_disk_cdl_outcome(d, NCQ_DISK_TAG_NONQUEUED, 0,
+                               ncq_cdl_outcome_name(outcome));
+    memcpy(d->cdl.nq_sense, sense, 3);
+    d->cdl.nq_sense_valid = true;
+    if (outcome == NCQ_CDL_DATA_UNAVAILABLE) {
+        return SENSE_AVAIL_STAT;
+    }
+    s->status = READY_STAT | ERR_STAT | SENSE_AVAIL_STAT;
+    s->error = ABRT_ERR;
+    return SENSE_AVAIL_STAT | ERR_STAT;
+}
+
+/*
+ * REQUEST SENSE DATA EXT (0Bh, ACS-4 7.37): the sense key in LBA bits
+ * 19:16, ASC in 15:8, ASCQ in 7:0, status bit 1 set; none pending: all
+ * zero.  Reading it clears it.
+ */
+bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
+{
+    if (!d->cdl.on) {
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        return true;
+    }
+    s->lba48 = 1;
+    s->status = READY_STAT | SEEK_STAT;
+    if (d->cdl.nq_sense_valid) {
+        ide_set_sector(s, (uint64_t)(d->cdl.nq_sense[0] & 0xf) << 16 |
+                       d->cdl.nq_sense[1] << 8 | d->cdl.nq_sense[2]);
+        s->status |= SENSE_AVAIL_STAT;
+        d->cdl.nq_sense_valid = false;
+    } else {
+        ide_set_sector(s, 0);
+    }
+    return true;
+}
+
+/*
  * A queued command's completion with its CDL outcome: an abort is an NCQ
  * error whose sense goes to log 10h (true: done with it here); a command
  * completed without error keeps its sense in log 0Fh and says so in the
@@ -302,7 +357,7 @@ static bool ncq_disk_cdl_needed(void *opaque)
 
 const VMStateDescription vmstate_ncq_disk_cdl = {
     .name = "ncq-disk/cdl",
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
     .needed = ncq_disk_cdl_needed,
     .fields = (const VMStateField[]) {
@@ -311,6 +366,8 @@ const VMStateDescription vmstate_ncq_disk_cdl = {
         VMSTATE_UINT32(cdl.sense_valid, NcqDisk),
         VMSTATE_BUFFER(cdl.sense, NcqDisk),
         VMSTATE_BUFFER(errlog.sense, NcqDisk),
+        VMSTATE_BOOL_V(cdl.nq_sense_valid, NcqDisk, 2),
+        VMSTATE_BUFFER_V(cdl.nq_sense, NcqDisk, 2),
         VMSTATE_END_OF_LIST()
     },
 };

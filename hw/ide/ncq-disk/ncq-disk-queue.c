@@ -517,6 +517,7 @@ static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
     }
     d->held.error = ncq_disk_fault_error(c->fault);
     d->held.error_lba = c->fault_lba;
+    d->held.cdl_outcome = c->cdl_outcome;
     ncq_disk_run_held(d);
     return NCQ_DISK_NEXT;
 }

@@ -81,6 +81,9 @@ typedef struct NcqDiskCdl {
     bool success_sense;     /* C4h: sense data for successful NCQ cmds */
     uint32_t sense_valid;   /* log 0Fh: tags that hold sense data */
     uint8_t sense[NCQ_DISK_MAX_DEPTH * 3];  /* key, ASC, ASCQ per tag */
+    /* a non-queued command's sense, for REQUEST SENSE DATA EXT */
+    bool nq_sense_valid;
+    uint8_t nq_sense[3];
 } NcqDiskCdl;
 
 /*
@@ -114,6 +117,7 @@ typedef struct NcqDiskHeld {
     bool passthrough;       /* it is running through the generic handler */
     uint8_t error;          /* it fails with this error register (0: ok) */
     uint64_t error_lba;     /* at this sector */
+    uint8_t cdl_outcome;    /* NcqCdlOutcome at its deadline */
 } NcqDiskHeld;
 
 /* Power loss (ncq-disk-power.c, docs/faults.md) */
@@ -280,6 +284,13 @@ void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf);
 void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf);
 bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
                            const NcqCompletion *c);
+/*
+ * The held non-queued command's CDL outcome at its deadline: 0 if it
+ * runs as usual, else the status bits it ends with (sense data available,
+ * and ERR|ABRT for an abort: then it has ended here).
+ */
+uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s);
+bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s);
 extern const VMStateDescription vmstate_ncq_disk_cdl;
 /* QMP */
 NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
