@@ -3276,6 +3276,8 @@ static void test_log_directories(gconstpointer data)
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0, 0, 1, dir), ==,
                     0);
     g_assert_cmpint(lduw_le_p(dir + 2 * 0x11), ==, 1);
+    /* ... and in IDENTIFY word 76 bit 10, where smartctl -l sataphy looks */
+    g_assert_cmphex(identify_word(ahci, port, 76) & 0x0401, ==, 0x0400);
     ncq_shutdown(ahci);
 }
 

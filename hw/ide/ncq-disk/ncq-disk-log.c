@@ -36,7 +36,9 @@
 #define ID_CMDSET_SUP3              119         /* and 120: enabled */
 #define ID_CMDSET_SIGNATURE         (1 << 14)   /* words 119/120 valid */
 #define ID_CMDSET_LOG_DMA_EXT       (1 << 3)    /* 47h and 57h */
-#define ID_MAJOR_VERSION            80
+#define ID_SATA_CAP                 76
+#define ID_SATA_CAP_PHY_EVENTS      (1 << 10)
+#define LOG_PHY_EVENTS              0x11
 /* ATA8-ACS (word 80 bit 8) brought READ/WRITE LOG DMA EXT */
 #define ATA_MAJOR_LOG_DMA           8
 
@@ -318,7 +320,7 @@ static const NcqDiskLog ncq_disk_logs[] = {
     { 0x0f, "Sense Data for Successful NCQ Commands", GPL, 0,
       ncq_disk_cdl_pages_2, ncq_disk_cdl_success_log },
     { 0x10, "NCQ Command Error", GPL, 1, NULL, ncq_disk_ncq_error_log },
-    { 0x11, "SATA Phy Event Counters", GPL, 1, NULL,
+    { LOG_PHY_EVENTS, "SATA Phy Event Counters", GPL, 1, NULL,
       ncq_disk_smart_phy_events },
     { 0x18, "Command Duration Limits", GPL, 0, ncq_disk_cdl_pages_1,
       ncq_disk_cdl_log_read, ncq_disk_cdl_log_write },
@@ -422,11 +424,20 @@ bool ncq_disk_log_dma_supported(NcqDisk *d)
            d->cdl.on;
 }
 
-/* IDENTIFY: words 119/120 bit 3, valid as word 86 bit 15 and bit 14 say */
+/*
+ * IDENTIFY: the SATA Phy Event Counters log (word 76 bit 10: smartctl -l
+ * sataphy looks there, not at the directory); READ/WRITE LOG DMA EXT in
+ * words 119/120 bit 3, valid as word 86 bit 15 and bits 15:14 say.
+ */
 void ncq_disk_log_identify(NcqDisk *d, uint16_t *words)
 {
+    uint16_t w76 = lduw_le_p(&words[ID_SATA_CAP]);
     int w;
 
+    if (w76 && w76 != 0xffff && ncq_disk_log_find(d, LOG_PHY_EVENTS,
+                                                  NCQ_LOG_GPL)) {
+        stw_le_p(&words[ID_SATA_CAP], w76 | ID_SATA_CAP_PHY_EVENTS);
+    }
     if (!ncq_disk_log_dma_supported(d)) {
         return;
     }
