@@ -3511,6 +3511,59 @@ static void test_cdl_non_queued(void)
     ncq_shutdown(ahci);
 }
 
+/*
+ * CDL statistics (Device Statistics log 04h, page 09h, as cdladm reads
+ * it): descriptor selectors in log 18h bytes 12/13 (A, B), counted per
+ * descriptor, read then initialize (READ LOG EXT FEATURES bit 0).
+ */
+static void test_cdl_statistics(void)
+{
+    uint8_t port, page[512], back[512], stats[512], status;
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 4096), a, b;
+    int i;
+
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 0, 1,
+                             stats), ==, 0);
+    g_assert_nonnull(memchr(stats + 9, 0x09, stats[8]));
+    memset(page, 0, sizeof(page));
+    stl_le_p(page + 64 + 4, 10);            /* read 1: active 10 us, 0h */
+    page[64 + 12] = 5;                      /* selector 5h: reserved */
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[64 + 12] = 2;                      /* A: active time limit met */
+    page[64 + 13] = 4;                      /* B: commands */
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x18, 0, 1, back),
+                    ==, 0);
+    g_assert_cmpmem(back, 512, page, 512);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 1, 0, 0, &status), ==, 0);
+    for (i = 0; i < 3; i++) {
+        g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT,
+                                CMD_READ_DMA_EXT, i < 2, 50000 + 1000 * i, 8,
+                                gbuf, 4096, &status), ==, 0);
+    }
+    /* read then initialize: the counts, then zero */
+    g_assert_cmphex(log_cmd(ahci, port, ATA_READ_LOG_EXT, 1, 0x04, 9, 1,
+                            gbuf, 512), ==, 0);
+    qtest_memread(ahci->parent->qts, gbuf, stats, 512);
+    g_assert_cmphex(ldq_le_p(stats), ==, 0x090001);
+    a = ldq_le_p(stats + 16);               /* A, read descriptor 1 */
+    b = ldq_le_p(stats + 16 + 8 * 14);      /* B, read descriptor 1 */
+    g_assert_cmphex(a, ==, 0xc400000000000002ULL);
+    g_assert_cmphex(b, ==, 0xc400000000000002ULL);
+    g_assert_cmphex(ldq_le_p(stats + 24), ==, 0);   /* descriptor 2: off */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 9, 1,
+                             stats), ==, 0);
+    g_assert_cmphex(ldq_le_p(stats + 16), ==, 0xc400000000000000ULL);
+    g_assert_cmphex(ldq_le_p(stats + 16 + 8 * 14), ==,
+                    0xc400000000000000ULL);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
 static void make_images(void)
 {
     int fd;
@@ -3669,6 +3722,7 @@ static void add_fault_and_other_tests(void)
                         test_log_dma);
     qtest_add_func("/ncq-disk/log/write-bad-input", test_log_write);
     qtest_add_func("/ncq-disk/cdl/non-queued", test_cdl_non_queued);
+    qtest_add_func("/ncq-disk/cdl/statistics", test_cdl_statistics);
 }
 
 int main(int argc, char **argv)

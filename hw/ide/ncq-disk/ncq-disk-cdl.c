@@ -42,6 +42,18 @@
 
 /* Log 0Fh (its rows and 18h's are in ncq-disk-log.c's table) */
 #define LOG_SUCCESS_SENSE           0x0f
+/* Log 18h: read descriptors from byte 64, write from 288, 32 bytes each */
+#define CDL_LOG_RD                  64
+#define CDL_LOG_WR                  288
+#define CDL_DESC_BYTES              32
+#define CDL_DESC_STAT_A             12      /* statistics selectors */
+#define CDL_DESC_STAT_B             13
+/* Device Statistics log page 09h */
+#define CDL_STATS_PAGE              0x09
+#define CDL_STATS_FIRST             16      /* A reads, A writes, B ... */
+/* a statistic: supported, valid, supports read then initialize */
+#define STAT_FLAGS                  ((1ULL << 63) | (1ULL << 62) | \
+                                     (1ULL << 58))
 
 /* Status bit 1: sense data available (ACS-5) */
 #define SENSE_AVAIL_STAT            0x02
@@ -152,21 +164,49 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     return true;
 }
 
-/* Log 18h written: stored if valid, false (ABRT) if not. */
+/* Byte @k of descriptor @i (0-13: read 1-7, write 1-7) of log 18h */
+static int ncq_disk_cdl_desc_at(int i, int k)
+{
+    return (i < NCQ_CDL_DESCS ? CDL_LOG_RD + i * CDL_DESC_BYTES :
+            CDL_LOG_WR + (i - NCQ_CDL_DESCS) * CDL_DESC_BYTES) + k;
+}
+
+/*
+ * Log 18h written: stored if valid, false (ABRT) if not.  The statistics
+ * selectors (bytes 12 and 13 of each descriptor, 0h-4h) are the drive's;
+ * the rest is the model's table.
+ */
 bool ncq_disk_cdl_log_write(NcqDisk *d, uint16_t page, uint16_t count,
                             const uint8_t *buf)
 {
+    uint8_t copy[NCQ_CDL_LOG_BYTES], sel[sizeof(d->cdl.stat_sel)];
     NcqCdl t;
     char err[160];
+    int i, k;
 
+    memcpy(copy, buf, sizeof(copy));
+    for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+        for (k = 0; k < 2; k++) {
+            uint8_t *p = &copy[ncq_disk_cdl_desc_at(i, CDL_DESC_STAT_A + k)];
+
+            sel[2 * i + k] = *p;
+            *p = 0;
+            if (sel[2 * i + k] > NCQ_DISK_CDL_STATS) {
+                trace_ncq_disk_cdl_log_refused(d, "a statistics selector "
+                                               "is reserved (5h-FFh)");
+                return false;
+            }
+        }
+    }
     ncq_model_cdl_get(d->model, &t);
-    if (ncq_cdl_log_decode(buf, &t, err, sizeof(err)) < 0 ||
+    if (ncq_cdl_log_decode(copy, &t, err, sizeof(err)) < 0 ||
         ncq_model_cdl_set_at(d->model, &t,
                              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                              err, sizeof(err)) < 0) {
         trace_ncq_disk_cdl_log_refused(d, err);
         return false;
     }
+    memcpy(d->cdl.stat_sel, sel, sizeof(sel));
     trace_ncq_disk_cdl_log_written(d);
     return true;
 }
@@ -176,9 +216,66 @@ void ncq_disk_cdl_log_read(NcqDisk *d, uint16_t page, uint8_t *buf,
                            unsigned how)
 {
     NcqCdl t;
+    int i, k;
 
     ncq_model_cdl_get(d->model, &t);
     ncq_cdl_log_encode(&t, buf);
+    for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+        for (k = 0; k < 2; k++) {
+            buf[ncq_disk_cdl_desc_at(i, CDL_DESC_STAT_A + k)] =
+                d->cdl.stat_sel[2 * i + k];
+        }
+    }
+}
+
+/*
+ * The counts a selector chooses (cdladm's names): 1h commands that met
+ * (ran out) their inactive time limit, 2h their active time limit, 3h
+ * either, 4h every command with the descriptor.  Counted by the
+ * descriptor the command came with, with CDL enabled.
+ */
+void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c)
+{
+    uint32_t *n;
+
+    if (!d->cdl.on || !c->cdl || c->cdl > NCQ_CDL_DESCS ||
+        c->cdl_outcome == NCQ_CDL_NONE) {
+        return;
+    }
+    n = &d->cdl.stat[((c->op == NCQ_OP_WRITE) * NCQ_CDL_DESCS + c->cdl - 1) *
+                     NCQ_DISK_CDL_STATS];
+    n[0] += !!(c->cdl_met & NCQ_CDL_MET_INACTIVE);
+    n[1] += !!(c->cdl_met & NCQ_CDL_MET_ACTIVE);
+    n[2] += !!(c->cdl_met & (NCQ_CDL_MET_INACTIVE | NCQ_CDL_MET_ACTIVE));
+    n[3]++;
+}
+
+/*
+ * Device Statistics page 09h (ACS-5; the layout cdladm reads): from byte
+ * 16, statistic A of the 7 read descriptors, of the 7 write ones, then
+ * statistic B likewise; each the count its selector chooses (a disabled
+ * one, selector 0, reads 0).  Read then initialize zeroes the counts.
+ */
+void ncq_disk_cdl_stats(NcqDisk *d, uint8_t *buf, bool init)
+{
+    int ab, i;
+
+    stq_le_p(buf, ((uint64_t)CDL_STATS_PAGE << 16) | 0x0001);
+    for (ab = 0; ab < 2; ab++) {
+        for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+            uint8_t sel = d->cdl.stat_sel[2 * i + ab];
+
+            if (sel) {
+                stq_le_p(buf + CDL_STATS_FIRST +
+                         8 * (ab * 2 * NCQ_CDL_DESCS + i),
+                         STAT_FLAGS |
+                         d->cdl.stat[i * NCQ_DISK_CDL_STATS + sel - 1]);
+            }
+        }
+    }
+    if (init) {
+        memset(d->cdl.stat, 0, sizeof(d->cdl.stat));
+    }
 }
 
 static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
@@ -223,6 +320,8 @@ void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf)
     if (d->cdl.on) {
         ncq_disk_id_qword(buf, 8, 1ULL << 47);
         ncq_disk_id_qword(buf, 168, 3);
+        /* the longest limit, microseconds (cdladm reads it here) */
+        ncq_disk_id_qword(buf, 184, NCQ_CDL_MAX_LIMIT_US);
     }
 }
 
@@ -368,6 +467,9 @@ const VMStateDescription vmstate_ncq_disk_cdl = {
         VMSTATE_BUFFER(errlog.sense, NcqDisk),
         VMSTATE_BOOL_V(cdl.nq_sense_valid, NcqDisk, 2),
         VMSTATE_BUFFER_V(cdl.nq_sense, NcqDisk, 2),
+        VMSTATE_BUFFER_V(cdl.stat_sel, NcqDisk, 2),
+        VMSTATE_UINT32_ARRAY_V(cdl.stat, NcqDisk,
+                               2 * NCQ_CDL_DESCS * NCQ_DISK_CDL_STATS, 2),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -656,6 +656,7 @@ static void ncq_disk_run_completions(NcqDisk *d)
                                          c->fault_lba);
                 }
                 ncq_disk_smart_done(d, c);
+                ncq_disk_cdl_count(d, c);
             }
             w->resumed = false;
             next = c->queued ? ncq_disk_complete_queued(d, c) :

@@ -49,6 +49,7 @@ QEMU_BUILD_BUG_ON(NCQ_DISK_ERROR_PAGES * ERRORS_PER_PAGE !=
 QEMU_BUILD_BUG_ON(NCQ_DISK_EXT_ERROR_PAGES * EXT_ERRORS_PER_PAGE !=
                   NCQ_SMART_MAX_ERRORS);
 #define STAT_PAGES                  8       /* device statistics 00h-07h */
+#define STAT_PAGE_CDL               0x09    /* ... and 09h with CDL */
 
 /* SMART data structure revision, as Seagate's drives report it */
 #define SMART_REVISION              10
@@ -363,6 +364,10 @@ static void ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf,
         buf[11 + hdd] = 0x04;
         buf[12 + hdd] = 0x05;
         buf[13 + hdd] = 0x06;
+        if (d->cdl.on) {
+            buf[14 + hdd] = STAT_PAGE_CDL;
+            buf[8]++;
+        }
         return;
     case 0x01:                      /* general */
         ncq_disk_stat_header(buf, page);
@@ -404,16 +409,19 @@ static void ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf,
         ncq_disk_stat(buf, 8, sm->resets);
         ncq_disk_stat(buf, 24, sm->crc_errors);
         return;
+    case STAT_PAGE_CDL:             /* Command Duration Limits */
+        ncq_disk_cdl_stats(d, buf, how & NCQ_LOG_INIT);
+        return;
     case 0x02:                      /* free fall: none */
     case 0x07:                      /* solid state: none here */
         return;
     }
 }
 
-/* Pages of log 04h: 00h-07h */
+/* Pages of log 04h: 00h-07h, and 09h with CDL (08h reads as zeros) */
 uint16_t ncq_disk_stat_pages(NcqDisk *d)
 {
-    return STAT_PAGES;
+    return d->cdl.on ? STAT_PAGE_CDL + 1 : STAT_PAGES;
 }
 
 void ncq_disk_smart_stats_log(NcqDisk *d, uint16_t page, uint8_t *buf,

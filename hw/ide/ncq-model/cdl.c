@@ -365,6 +365,7 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
         if (d->inactive_us && wait > ncq_us(d->inactive_us) &&
             !s->cdl_inactive_seen) {
             s->cdl_inactive_seen = true;
+            s->c.cdl_met |= NCQ_CDL_MET_INACTIVE;
             if (ncq_cdl_policy(s, d->inactive_policy,
                                NCQ_CDL_ABORT_INACTIVE)) {
                 return true;
@@ -373,6 +374,7 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
         if (d->total_us && wait > ncq_us(d->total_us) &&
             !s->cdl_total_seen) {
             s->cdl_total_seen = true;
+            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
             if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_INACTIVE)) {
                 return true;
             }
@@ -418,6 +420,7 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
         uint8_t desc = s->cdl_desc;
 
         if (sv->complete_ns > end_a && end_a <= end_t) {
+            s->c.cdl_met |= NCQ_CDL_MET_ACTIVE;
             if (ncq_cdl_policy(s, d->active_policy, NCQ_CDL_ABORT_ACTIVE)) {
                 sv->complete_ns = end_a;
                 return;
@@ -425,6 +428,7 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
             end_a = INT64_MAX;
         }
         if (sv->complete_ns > end_t) {
+            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
             if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_ACTIVE)) {
                 sv->complete_ns = end_t > sv->dispatch_ns ? end_t :
                                   sv->dispatch_ns;

@@ -25,6 +25,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
 #define NCQ_DISK_UNSET          UINT32_MAX  /* clustering: the model's */
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
+#define NCQ_DISK_CDL_STATS      4       /* CDL statistic selectors 1h-4h */
 
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
@@ -84,6 +85,13 @@ typedef struct NcqDiskCdl {
     /* a non-queued command's sense, for REQUEST SENSE DATA EXT */
     bool nq_sense_valid;
     uint8_t nq_sense[3];
+    /*
+     * CDL statistics (log 04h page 09h): each descriptor's selectors A
+     * and B (log 18h bytes 12, 13), read then write, and per descriptor
+     * the counts the selectors choose from, NCQ_DISK_CDL_STATS of them
+     */
+    uint8_t stat_sel[2 * NCQ_CDL_DESCS * 2];
+    uint32_t stat[2 * NCQ_CDL_DESCS * NCQ_DISK_CDL_STATS];
 } NcqDiskCdl;
 
 /*
@@ -290,6 +298,10 @@ bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
  * and ERR|ABRT for an abort: then it has ended here).
  */
 uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s);
+/* A command with a CDL index completed: the statistics count it */
+void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c);
+/* Device Statistics log page 09h; @init: read then initialize */
+void ncq_disk_cdl_stats(NcqDisk *d, uint8_t *buf, bool init);
 bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s);
 extern const VMStateDescription vmstate_ncq_disk_cdl;
 /* QMP */

@@ -238,7 +238,16 @@ typedef struct NcqCompletion {
     uint64_t corrupt_seed;
     uint8_t cdl;              /* the CDL index it came with, 0: none */
     uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
+    /*
+     * NCQ_CDL_MET_*: the limits it reached (for the drive's CDL
+     * statistics; not in the saved state: a restore mid-command forgets)
+     */
+    uint8_t cdl_met;
 } NcqCompletion;
+
+#define NCQ_CDL_MET_INACTIVE    (1u << 0)
+#define NCQ_CDL_MET_ACTIVE      (1u << 1)
+#define NCQ_CDL_MET_TOTAL       (1u << 2)
 
 #define NCQ_LAT_BUCKETS   18
 #define NCQ_DELAY_BUCKETS 11
