@@ -37,6 +37,9 @@ INIT_SRC="$HERE/init"
 # The guest's helper that gives I/O a Command Duration Limit hint (the
 # image's fio predates cmdprio_hint), built statically here
 CDL_HINT_SRC="$HERE/cdl-hint.c"
+# The workload's reader (fw_cfg's DMA interface: the sysfs file is quadratic
+# in the file's size), built statically
+FWCFG_READ_SRC="$HERE/fwcfg-read.c"
 # ncq-fit's probe (tools/ncq-fit/probe-*.c, docs/ncq-fit.md), built statically
 FIT_PROBE_DIR="$HERE/../tools/ncq-fit"
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
@@ -47,7 +50,9 @@ EPOCH=1686355200
 # kernel or absent are skipped.  ext4 and its helpers are for the fsck tests; the
 # crc/crypto ones are loaded by request_module (crypto API), which modules.dep
 # does not show.  qemu_fw_cfg reads the workload the harness passes with
-# -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.
+# -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.  configfs,
+# null_blk, scsi_debug, loop, brd and sg are the reference devices and the
+# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
@@ -56,6 +61,7 @@ MODULES=(
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
     qemu_fw_cfg
     md-mod raid1 raid456 btrfs
+    configfs null_blk scsi_debug loop brd sg
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
@@ -550,6 +556,7 @@ builder_sha256 $(sha256sum <"$SELF" | cut -d' ' -f1)
 init_sha256 $(sha256sum <"$INIT_SRC" | cut -d' ' -f1)
 cdl_hint_sha256 $(sha256sum <"$CDL_HINT_SRC" | cut -d' ' -f1)
 cdl_hint_cc $(gcc --version | head -1)
+fwcfg_read_sha256 $(sha256sum <"$FWCFG_READ_SRC" | cut -d' ' -f1)
 fit_probe_sha256 $(cat "$FIT_PROBE_DIR"/probe*.[ch] | sha256sum | cut -d' ' -f1)
 source_date_epoch $EPOCH
 compress $COMPRESS
@@ -678,6 +685,8 @@ printf 'root:x:0:\n' >"$ROOT/etc/group"
 install -m 755 "$INIT_SRC" "$ROOT/init"
 gcc -static -O2 -o "$ROOT/usr/bin/cdl-hint" "$CDL_HINT_SRC" \
     || die "cannot build $CDL_HINT_SRC statically: install libc6-dev"
+gcc -static -O2 -o "$ROOT/usr/bin/fwcfg-read" "$FWCFG_READ_SRC" \
+    || die "cannot build $FWCFG_READ_SRC statically: install libc6-dev"
 gcc -static -O2 -pthread -o "$ROOT/usr/bin/ncq-fit-probe" "$FIT_PROBE_DIR"/probe-*.c -lm \
     || die "cannot build ncq-fit-probe statically: install libc6-dev"
 
