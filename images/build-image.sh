@@ -839,9 +839,9 @@ for i in "${!ADD_SRC[@]}"; do
 done
 for l in "${ADDLIBLIST[@]}"; do
     dst=$(imgpath "$l")
-    [ -e "$ROOT$dst" ] && [ ! -L "$ROOT$dst" ] && continue   # a package's or host program's copy
+    # a package's copy (or link) or a host program's: the image's own wins
+    { [ -e "$ROOT$dst" ] || [ -L "$ROOT$dst" ]; } && continue
     mkdir -p "$(dirname "$ROOT$dst")"
-    rm -f "$ROOT$dst"
     cp -L --preserve=mode "$l" "$ROOT$dst"
 done
 
