@@ -31,6 +31,12 @@ if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
     "$HERE/install-deps.sh" || die "installing dependencies failed"
 fi
 
+# One session of the guest harness's snapshot cache (guest-tests/ncqsnapshot.py):
+# no run prunes while the suite runs, and the clean-up at the end spares every
+# entry the suite used, so the next run finds them all.
+NCQ_SNAPSHOT_SESSION=${NCQ_SNAPSHOT_SESSION:-$(date +%s)}
+export NCQ_SNAPSHOT_SESSION
+
 step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
@@ -226,13 +232,18 @@ if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
             "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
             guest-tests/test_kernels.py guest-tests/test_device.py \
             guest-tests/test_identify.py \
-            guest-tests/test_cdl.py \
+            guest-tests/test_cdl.py guest-tests/test_image_tools.py \
             guest-tests/test_scenario_1_depth.py "$@"
     else
         echo "test: the Debian 13 image did not build" >&2
         tally 0 1 0
     fi
 fi
+
+step "snapshot cache: clean-up (entries this run used are kept)"
+(cd "$ROOT/guest-tests" && python3 -c 'import ncqguest, ncqsnapshot
+ncqsnapshot.prune(ncqsnapshot.root(ncqguest.CACHE), protect_since=ncqsnapshot.session_start())') \
+    || echo "test: snapshot cache clean-up failed (nothing deleted)" >&2
 
 step "done"
 echo "summary: $passed passed, $failed failed, $skipped skipped"
