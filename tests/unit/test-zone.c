@@ -393,6 +393,16 @@ static void test_power_loss(void)
     CHECK_EQ(cond(m, 3), NCQ_ZC_EMPTY);                /* opened, empty */
     CHECK(cond(m, 4) == NCQ_ZC_FULL && wp(m, 4) == Z(5), "full stays");
     CHECK_EQ(run(m, NCQ_OP_WRITE, Z(2) + 16, 8), 0);
+    /* a reset drops the only write of a zone: empty again, not open */
+    now += 100000000;
+    CHECK_EQ(ncq_test_submit(m, 4, NCQ_OP_WRITE, Z(6), 8, now), 0);
+    CHECK_EQ(ncq_test_submit(m, 5, NCQ_OP_WRITE, Z(6) + 8, 8, now), 0);
+    CHECK_EQ(cond(m, 6), NCQ_ZC_IMP_OPEN);
+    ncq_model_reset(m, now);
+    CHECK(cond(m, 6) == NCQ_ZC_EMPTY && wp(m, 6) == Z(6),
+          "dropped writes rewound: %s +%llu", ncq_zone_cond_name(cond(m, 6)),
+          (unsigned long long)(wp(m, 6) - Z(6)));
+    CHECK_EQ(run(m, NCQ_OP_WRITE, Z(6), 8), 0);
     ncq_model_free(m);
 }
 
@@ -485,6 +495,133 @@ static void test_bad_params(void)
     }
 }
 
+/* The zone invariants: conditions match write pointers, open <= max. */
+static void check_zone_invariants(NcqModel *m, const char *when)
+{
+    uint32_t z, n = ncq_model_zone_count(m), open = 0;
+    uint32_t max = ncq_model_params(m)->zone_max_open;
+
+    for (z = 0; z < n; z++) {
+        NcqZoneInfo zi;
+        uint64_t off;
+        bool ok;
+
+        ncq_model_zone_info(m, z, &zi);
+        off = zi.wp - zi.start;
+        switch (zi.cond) {
+        case NCQ_ZC_NOT_WP:
+            ok = zi.type == NCQ_ZONE_TYPE_CONV;
+            break;
+        case NCQ_ZC_EMPTY:
+            ok = off == 0;
+            break;
+        case NCQ_ZC_FULL:
+            ok = off == zi.len;
+            break;
+        case NCQ_ZC_CLOSED:
+            ok = off > 0 && off < zi.len;
+            break;
+        case NCQ_ZC_IMP_OPEN:
+            ok = off > 0 && off < zi.len;
+            open++;
+            break;
+        case NCQ_ZC_EXP_OPEN:
+            ok = off < zi.len;
+            open++;
+            break;
+        default:
+            ok = false;
+        }
+        if (!ok) {
+            CHECK(ok, "%s: zone %u %s with pointer +%llu", when, z,
+                  ncq_zone_cond_name(zi.cond), (unsigned long long)off);
+            return;
+        }
+    }
+    CHECK(open <= max, "%s: %u zones open, limit %u", when, open, max);
+}
+
+/*
+ * wd-hc620 under random queued writes at write pointers (several per
+ * zone in flight), reads, zone actions, resets and power cuts: every
+ * accepted command completes exactly once, the zone invariants hold
+ * after every step.
+ */
+static void test_invariants(void)
+{
+    NcqModel *m = ncq_test_model("wd-hc620", 3);
+    const NcqParams *p = ncq_model_params(m);
+    uint64_t r = 42, accepted = 0, completed = 0, dropped = 0;
+    uint64_t first = (uint64_t)p->zone_conv * p->zone_sectors;
+    bool busy[NCQ_MAX_TAGS] = { false };
+    NcqCompletion out[64];
+    int64_t t = 0;
+    int i, k;
+
+    for (i = 0; i < 30000; i++) {
+        uint64_t x = ncq_test_rng(&r);
+        uint32_t tag = (x >> 8) % NCQ_MAX_TAGS;
+        /* a few zones fill and are reset, 150 exceed the open limit */
+        uint32_t z = p->zone_conv + (x >> 4 & 3 ? x % 6 : x % 150);
+        NcqZoneInfo zi;
+        NcqCmd c = { .id = tag, .queued = true };
+
+        t += (x >> 16) % 3000000;
+        k = ncq_model_advance(m, t, out, 64);
+        for (; k > 0; k--) {
+            CHECK(busy[out[k - 1].id], "completion of a free tag");
+            busy[out[k - 1].id] = false;
+            completed++;
+        }
+        ncq_model_zone_info(m, z, &zi);
+        switch (x >> 40 & 15) {
+        case 0:
+            c.op = NCQ_OP_OTHER;
+            c.zone_action = 1 + (x >> 44) % 4;
+            c.zone_all = (x >> 46 & 63) == 0;
+            c.lba = zi.start;
+            break;
+        case 1:
+            c.op = NCQ_OP_READ;
+            c.lba = zi.start;
+            c.sectors = 8;
+            break;
+        case 2:
+            if ((x >> 44 & 31) == 0) {
+                dropped += ncq_model_outstanding(m);
+                (x >> 52 & 1) ? ncq_model_reset(m, t) :
+                                (void)ncq_model_power_loss(m, t);
+                memset(busy, 0, sizeof(busy));
+            }
+            continue;
+        default:
+            c.op = NCQ_OP_WRITE;
+            c.lba = zi.wp == UINT64_MAX ? first : zi.wp;
+            c.sectors = 8 + (x >> 44) % 2048;
+            if (zi.wp != UINT64_MAX && zi.start + zi.len - zi.wp < c.sectors) {
+                c.sectors = zi.start + zi.len - zi.wp;
+            }
+        }
+        if (busy[tag] || !c.sectors) {
+            continue;
+        }
+        if (ncq_model_submit(m, &c, t) == 0) {
+            busy[tag] = true;
+            accepted++;
+        }
+        if (i % 97 == 0) {
+            check_zone_invariants(m, "random run");
+        }
+    }
+    completed += ncq_test_drain(m, out, 64);
+    check_zone_invariants(m, "end");
+    CHECK(accepted == completed + dropped && accepted > 10000,
+          "accepted %llu, completed %llu, dropped by resets %llu",
+          (unsigned long long)accepted, (unsigned long long)completed,
+          (unsigned long long)dropped);
+    ncq_model_free(m);
+}
+
 int main(void)
 {
     test_geometry();
@@ -499,5 +636,6 @@ int main(void)
     test_power_loss();
     test_determinism_and_state();
     test_bad_params();
+    test_invariants();
     return ncq_test_done("zone");
 }

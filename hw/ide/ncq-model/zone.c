@@ -424,7 +424,9 @@ void ncq_zbc_unwrite(NcqModel *m, uint64_t lba, uint32_t n)
         b->cond[z] = NCQ_ZC_CLOSED;
     }
     b->wp[z] = lba;
-    if (b->cond[z] == NCQ_ZC_CLOSED && lba == zstart(m, z)) {
+    /* rewound to its start: empty, unless the host opened it itself */
+    if (lba == zstart(m, z) && b->cond[z] != NCQ_ZC_EXP_OPEN) {
+        open_remove(b, z);
         b->cond[z] = NCQ_ZC_EMPTY;
     }
 }
