@@ -346,6 +346,18 @@ static void test_timing(void)
     n = ncq_test_drain(m, out, 4);
     CHECK(n == 1 && out[0].complete_ns - out[0].arrival_ns == 3050000,
           "finish");
+    /* REPORT ZONES queued (RECEIVE FPDMA QUEUED): timed, changes nothing */
+    c.zone_action = NCQ_ZONE_REPORT;
+    c.queued = true;
+    c.id = 9;
+    now += 100000000;
+    CHECK_EQ(ncq_model_submit(m, &c, now), 0);
+    n = ncq_test_drain(m, out, 4);
+    CHECK(n == 1 && out[0].id == 9 &&
+          out[0].complete_ns - out[0].arrival_ns == 50000, "report timed");
+    CHECK_EQ(cond(m, 6), NCQ_ZC_FULL);
+    c.zone_action = NCQ_ZONE_FINISH;
+    c.queued = false;
     c.lba = Z(6) + 1;
     check_err(ncq_model_submit(m, &c, now + 50000000), NCQ_ERR_ZONE_FIELD,
               0x5, 0x24, 0x00);

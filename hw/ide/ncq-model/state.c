@@ -556,7 +556,7 @@ static void ncq_vis_cmd(NcqVis *v, NcqCmd *c)
         ncq_vis_u8(v, "cdl", &c->cdl, 7);
     }
     if (v->version >= 5) {
-        ncq_vis_u8(v, "zone_action", &c->zone_action, NCQ_ZONE_RESET);
+        ncq_vis_u8(v, "zone_action", &c->zone_action, NCQ_ZONE_REPORT);
         ncq_vis_bool(v, "zone_all", &c->zone_all);
     }
 }

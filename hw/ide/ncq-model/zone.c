@@ -317,6 +317,8 @@ static int action_one(NcqModel *m, NcqZoneAction a, uint32_t z,
             zone_empty(m, z);
         }
         break;
+    case NCQ_ZONE_REPORT:
+        break;                  /* zbc_action() never passes it */
     }
     if (rc == 0 && m->zbc.cond[z] != c) {
         (*changed)++;
@@ -399,7 +401,7 @@ int ncq_zbc_accept(NcqModel *m, const NcqCmd *cmd, int64_t *cost_ns)
     case NCQ_OP_WRITE:
         return zbc_write(m, cmd->lba, cmd->sectors);
     case NCQ_OP_OTHER:
-        if (!cmd->zone_action) {
+        if (!cmd->zone_action || cmd->zone_action == NCQ_ZONE_REPORT) {
             return 0;
         }
         rc = zbc_action(m, cmd->zone_action, cmd->lba, cmd->zone_all,

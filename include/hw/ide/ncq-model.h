@@ -600,6 +600,12 @@ typedef enum NcqZoneAction {
     NCQ_ZONE_FINISH = 0x02,
     NCQ_ZONE_OPEN = 0x03,
     NCQ_ZONE_RESET = 0x04,
+    /*
+     * Not an action: a REPORT ZONES (queued: RECEIVE FPDMA QUEUED 65h/02h)
+     * timed as a firmware command; it changes nothing, the device takes
+     * its data from ncq_model_report_zones()
+     */
+    NCQ_ZONE_REPORT = 0x80,
 } NcqZoneAction;
 
 #define NCQ_ZONE_TYPE_CONV  0x1
