@@ -54,6 +54,11 @@
 #define NCQ_CMD_CDL         (1u << 9)
 /* REQUEST SENSE DATA EXT (ncq-disk-cdl.c) */
 #define NCQ_CMD_SENSE       (1u << 10)
+/*
+ * Power modes (ncq-disk-pm.c): held as a FLUSH when the cache must be
+ * written or the spindle come up first
+ */
+#define NCQ_CMD_PM          (NCQ_CMD_TIMED | (1u << 11))
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -99,6 +104,21 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
     [ATA_CMD_REQ_SENSE_DATA]    = { NCQ_OP_OTHER, NCQ_CMD_SENSE },
+    [WIN_VERIFY]                = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_VERIFY_EXT]            = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_STANDBYNOW1]           = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_IDLEIMMEDIATE]         = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_STANDBY]               = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_SETIDLE1]              = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_CHECKPOWERMODE1]       = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_SLEEPNOW1]             = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    /* retired in ATA-4; hdparm tries them when the above fail */
+    [WIN_STANDBYNOW2]           = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_IDLEIMMEDIATE2]        = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_STANDBY2]              = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_SETIDLE2]              = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_CHECKPOWERMODE2]       = { NCQ_OP_FLUSH, NCQ_CMD_PM },
+    [WIN_SLEEPNOW2]             = { NCQ_OP_FLUSH, NCQ_CMD_PM },
 };
 
 /*
@@ -329,11 +349,31 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
             *complete = true;
             return true;
         }
+        if ((c->flags & NCQ_CMD_PM) == NCQ_CMD_PM) {
+            *complete = ncq_disk_pm_cmd(d, s, cmd);
+            return true;
+        }
         *complete = true;
         return ncq_disk_held_cdl(d, s, c);
     }
     if (ncq_disk_refuse(d, s, complete)) {
         return true;
+    }
+    if (ncq_disk_pm_refuse(d, s)) {
+        *complete = true;
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_PM) == NCQ_CMD_PM) {
+        if (d->prop.timing && ncq_disk_pm_prepare(d, s, cmd) &&
+            ncq_disk_hold(d, s, cmd, c)) {
+            *complete = false;
+            return true;
+        }
+        *complete = ncq_disk_pm_cmd(d, s, cmd);
+        return true;
+    }
+    if (c->flags & NCQ_CMD_SECTORS) {
+        ncq_disk_pm_media(d);
     }
     if (c->flags & NCQ_CMD_LOG) {
         *complete = ncq_disk_log_cmd(d, s, cmd);

@@ -108,6 +108,9 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
         monitor_printf(mon, ", clustering %u, depth %u, write cache %s\n",
                        i->clustering, i->queue_depth,
                        i->write_cache ? "on" : "off");
+        monitor_printf(mon, "  power mode %s,", i->power_mode);
+        hmp_print_ms(mon, "standby timer", i->standby_timer_ns);
+        monitor_printf(mon, "\n");
         monitor_printf(mon, "  submitted %" PRIu64 " reads %" PRIu64
                        " writes %" PRIu64 " cache hits %" PRIu64
                        " timeouts forced %" PRIu64 " guest errors %" PRIu64

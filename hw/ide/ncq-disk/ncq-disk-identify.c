@@ -155,6 +155,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     }
     ncq_disk_smart_identify(d, words);
     ncq_disk_log_identify(d, words);
+    ncq_disk_pm_identify(words);
     ncq_disk_identify_checksum(words);
 }
 
@@ -162,6 +163,8 @@ void ncq_disk_identify_refresh(IDEState *s)
 {
     if (s->identify_set) {
         ncq_disk_identify_dma_modes((uint16_t *)s->identify_data);
+        /* SET FEATURES (write cache) rewrites word 85 whole */
+        ncq_disk_pm_identify((uint16_t *)s->identify_data);
         ncq_disk_identify_checksum((uint16_t *)s->identify_data);
     }
 }

@@ -165,6 +165,8 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
                                                      NCQ_DELAY_BUCKETS,
                                                      false);
     info->smart = ncq_disk_smart_info(d);
+    info->power_mode = g_strdup(ncq_disk_pm_mode_name(d->pm.mode));
+    info->standby_timer_ns = ncq_disk_pm_timer_ns(d->pm.timer_count);
     return info;
 }
 

@@ -53,6 +53,7 @@ void ncq_disk_arm_timer(NcqDisk *d)
     int64_t next = ncq_model_next_event(d->model);
 
     ncq_disk_smart_activity(d);
+    ncq_disk_pm_rearm(d);
     if (next == INT64_MAX) {
         timer_del(d->timer);
     } else {
@@ -287,6 +288,11 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
     if (d->power.off) {
         return true;            /* a dead drive answers nothing */
     }
+    if (d->pm.mode == NCQ_DISK_PM_SLEEP) {
+        /* in SLEEP only a reset is answered (ncq-disk-pm.c) */
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
+        return true;
+    }
     if (d->ncq_halted || d->aborting) {
         /*
          * Until log 10h is read, queued commands are aborted; so are
@@ -376,6 +382,7 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (ncq_disk_ncq_refuse(d, s, cmd)) {
         return;
     }
+    ncq_disk_pm_media(d);
     if (d->prop.timing &&
         !ncq_disk_ncq_time(d, s, cmd, now, &undo_first, &undo_n)) {
         return;
@@ -474,6 +481,7 @@ void ncq_disk_bus_reset(IDEDevice *dev)
 
     ncq_disk_smart_cancel(d);
     ncq_disk_drop_all(d);
+    ncq_disk_pm_reset(d);
     d->ncq_halted = false;
     d->errlog.valid = false;
 }

@@ -383,8 +383,9 @@ static void ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf,
             return;
         }
         ncq_disk_stat_header(buf, page);
-        ncq_disk_stat(buf, 8, hours);               /* spindle motor */
-        ncq_disk_stat(buf, 16, hours);              /* heads flying */
+        /* the spindle's time, and the heads fly while it turns */
+        ncq_disk_stat(buf, 8, ncq_smart_spindle_hours(sm));
+        ncq_disk_stat(buf, 16, ncq_smart_spindle_hours(sm));
         ncq_disk_stat(buf, 24, sm->start_stops);    /* head loads */
         ncq_disk_stat(buf, 32, sm->realloc);
         ncq_disk_stat(buf, 40, 0);                  /* read recovery */
@@ -674,6 +675,16 @@ void ncq_disk_smart_reset(DeviceState *dev)
     timer_del(d->smart.captive);
     d->smart.st.resets++;
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
+    ncq_disk_pm_power_on(d);
+}
+
+/*
+ * The spindle starts from rest (Start_Stop_Count) or stops
+ * (ncq-disk-pm.c): the spindle hours follow
+ */
+void ncq_disk_smart_spindle(NcqDisk *d, bool on)
+{
+    ncq_smart_spindle(ncq_disk_sm(d), d->model, ncq_disk_smart_now(), on);
 }
 
 /* smart-file: the drive's SMART state as ncq_smart_state_save() writes it */

@@ -341,6 +341,7 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
     }
     ncq_disk_queue_init(d);
     ncq_disk_power_init(d);
+    ncq_disk_pm_init(d);
     if (!ncq_disk_smart_init(d, errp)) {
         return false;
     }
@@ -356,6 +357,7 @@ static void ncq_disk_release(NcqDisk *d)
     d->mig.undo = NULL;
     ncq_disk_queue_cleanup(d);
     ncq_disk_power_cleanup(d);
+    ncq_disk_pm_cleanup(d);
     ncq_disk_smart_cleanup(d);
     if (d->trace) {
         fclose(d->trace);

@@ -398,6 +398,12 @@ void ncq_mech_idle(NcqModel *m)
     m->mech.op = NCQ_MECH_IDLE;
 }
 
+/* The spindle stops (standby) or is up to speed again. */
+void ncq_mech_stop(NcqModel *m, bool stopped)
+{
+    m->mech.stopped = stopped;
+}
+
 void ncq_head_move(NcqModel *m, uint32_t cyl, uint32_t head)
 {
     m->mech.cyl = cyl;

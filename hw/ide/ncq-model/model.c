@@ -144,6 +144,9 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
     if (m->mech.op == NCQ_MECH_PREFETCH) {
         ncq_pf_end(m, t);
     }
+    if (m->mech.op == NCQ_MECH_SPINUP) {
+        ncq_mech_stop(m, false);
+    }
     ncq_mech_idle(m);
     ncq_sched_decide(m, t);
 }
@@ -385,6 +388,37 @@ uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
         ncq_mech_end(m, m->now);
     }
     return ncq_wcache_power_loss(m, destaging);
+}
+
+int ncq_model_spin_down(NcqModel *m, int64_t now_ns)
+{
+    if (now_ns < m->now) {
+        return NCQ_ERR_TIME;
+    }
+    ncq_run_to(m, now_ns);
+    if (m->q.outstanding || m->wc.ndirty ||
+        (m->mech.op != NCQ_MECH_IDLE && m->mech.op != NCQ_MECH_PREFETCH)) {
+        return NCQ_ERR_MIXED;
+    }
+    ncq_pf_stop(m, now_ns);
+    ncq_pf_disarm(m);
+    if (m->p.kind == NCQ_KIND_HDD) {
+        ncq_mech_stop(m, true);
+    }
+    return 0;
+}
+
+void ncq_model_spin_up(NcqModel *m, int64_t now_ns)
+{
+    ncq_run_to(m, now_ns);
+    if (m->mech.stopped && m->mech.op == NCQ_MECH_IDLE) {
+        ncq_mech_begin(m, NCQ_MECH_SPINUP, m->now + m->p.spinup_ns);
+    }
+}
+
+bool ncq_model_spinning(const NcqModel *m)
+{
+    return !m->mech.stopped || m->mech.op == NCQ_MECH_SPINUP;
 }
 
 static int ncq_range_cmp(const void *a, const void *b)

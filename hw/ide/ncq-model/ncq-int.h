@@ -66,6 +66,7 @@ typedef enum NcqMechOp {
     NCQ_MECH_CMD,
     NCQ_MECH_PREFETCH,
     NCQ_MECH_DESTAGE,
+    NCQ_MECH_SPINUP,        /* the spindle comes up to speed */
 } NcqMechOp;
 
 /*
@@ -169,6 +170,7 @@ typedef struct NcqMech {
     uint32_t head;
     uint64_t lba_end;             /* sector after the last one accessed */
     int64_t bus_free;
+    bool stopped;                 /* spindle at rest (standby, sleep) */
 } NcqMech;
 
 /* The scheduler's memory between decisions (sched.c). */
@@ -391,6 +393,7 @@ void ncq_mech_begin(NcqModel *m, NcqMechOp op, int64_t until);
 void ncq_mech_until(NcqModel *m, int64_t until);
 void ncq_mech_end(NcqModel *m, int64_t t);
 void ncq_mech_idle(NcqModel *m);
+void ncq_mech_stop(NcqModel *m, bool stopped);
 void ncq_head_move(NcqModel *m, uint32_t cyl, uint32_t head);
 void ncq_head_lba_end(NcqModel *m, uint64_t lba_end);
 

@@ -123,6 +123,8 @@ static const NcqKey ncq_keys[] = {
     K("firmware", "zero_latency", KT_BOOL, zero_latency),
     K("firmware", "plan_ahead", KT_BOOL, plan_ahead),
     K("firmware", "cdl", KT_BOOL, cdl),
+    K("power", "spinup_ms", KT_MS, spinup_ns),
+    K("power", "spindown_ms", KT_MS, spindown_ns),
     K("ssd", "channels", KT_U32, channels),
     K("ssd", "dies_per_channel", KT_U32, dies_per_channel),
     K("ssd", "page_kib", KT_KIB_BYTES, page_bytes),
@@ -757,6 +759,11 @@ static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
     if (p->segment_sectors == 0 && p->cache_segments) {
         BAD("%s: segment_kib must be positive", p->name);
     }
+    if (p->spinup_ns < 0 || p->spinup_ns > NCQ_MAX_SPIN_NS ||
+        p->spindown_ns < 0 || p->spindown_ns > NCQ_MAX_SPIN_NS) {
+        BAD("%s: spinup_ms and spindown_ms must be within 0..60000",
+            p->name);
+    }
     return 0;
 }
 /* Host-managed zones: whole zones of a power of two (docs/smr.md). */
@@ -816,6 +823,11 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
         if (p->cdl) {
             snprintf(err, errlen, "cdl: Command Duration Limits are "
                      "modelled for hard disks only; remove 'cdl = yes'");
+            return NCQ_ERR_PARSE;
+        }
+        if (p->spinup_ns || p->spindown_ns) {
+            snprintf(err, errlen, "%s: an SSD has no spindle; remove "
+                     "spinup_ms and spindown_ms", p->name);
             return NCQ_ERR_PARSE;
         }
         return ncq_validate_ssd(p, err, errlen);
@@ -1065,6 +1077,25 @@ static void ncq_finish_link(const NcqParse *ps)
     }
 }
 
+/*
+ * A hard disk whose file gives no spin times gets the Barracuda 7200.8's
+ * (estimate for other drives: docs/power-modes.md); an SSD has none.
+ */
+static void ncq_finish_power(const NcqParse *ps)
+{
+    NcqParams *p = ps->p;
+
+    if (p->kind == NCQ_KIND_SSD) {
+        return;
+    }
+    if (!ncq_seen(ps, "power", "spinup_ms")) {
+        p->spinup_ns = NCQ_DEFAULT_SPINUP_NS;
+    }
+    if (!ncq_seen(ps, "power", "spindown_ms")) {
+        p->spindown_ns = NCQ_DEFAULT_SPINDOWN_NS;
+    }
+}
+
 static int ncq_parse_text(NcqParse *ps, const char *s, char *err,
                           size_t errlen)
 {
@@ -1108,6 +1139,7 @@ int ncq_params_parse(const char *text, const char *fname,
         goto fail;
     }
     ncq_finish_link(&ps);
+    ncq_finish_power(&ps);
     if (ncq_params_validate(ps.p, err, errlen) < 0) {
         char tmp[256];
 

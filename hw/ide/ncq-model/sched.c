@@ -658,6 +658,23 @@ static void ncq_cdl_sweep(NcqModel *m, int64_t t)
     }
 }
 
+/*
+ * The spindle is at rest and the work waiting needs the media: it spins up
+ * first (true).  A FLUSH with nothing to write needs no media.
+ */
+static bool ncq_spin_up_first(NcqModel *m, int64_t t)
+{
+    bool flush_only = m->q.n == 1 && m->q.order[0] == NCQ_MAX_TAGS &&
+                      m->q.slot[NCQ_MAX_TAGS].cmd.op == NCQ_OP_FLUSH;
+
+    if (!m->mech.stopped || (m->q.n == 0 && m->wc.ndirty == 0) ||
+        (flush_only && m->wc.ndirty == 0)) {
+        return false;
+    }
+    ncq_mech_begin(m, NCQ_MECH_SPINUP, t + m->p.spinup_ns);
+    return true;
+}
+
 /* The mechanism is free at @t: give it its next work, if any. */
 void ncq_sched_decide(NcqModel *m, int64_t t)
 {
@@ -672,6 +689,9 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
         ncq_take_waiting_writes(m, t);
         ncq_cdl_sweep(m, t);
         ncq_cache_serve_queued(m, t);
+        if (ncq_spin_up_first(m, t)) {
+            return;
+        }
         if (ncq_serve_stream(m, t)) {
             return;
         }

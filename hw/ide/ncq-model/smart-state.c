@@ -4,7 +4,8 @@
  * Magic "NCQSMRT1", then every field of NcqSmart in the order below as a
  * big-endian u64 (arrays: each element), so the stream does not depend on
  * the in-memory layout or the host.  A new field goes at the end, with a
- * new magic digit.
+ * new magic digit; older digits still load.  2 (issue 26): the spindle
+ * time (a 1 stream's spindle turned whenever the drive was powered).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -12,7 +13,8 @@
 #include "ncq-int.h"
 #include "hw/ide/ncq-smart.h"
 
-#define SMART_MAGIC "NCQSMRT1"
+#define SMART_MAGIC "NCQSMRT"     /* and the version digit */
+#define SMART_VERSION 2
 
 typedef struct NcqSmartIo {
     uint8_t *out;           /* save: here; NULL: load or size */
@@ -102,7 +104,7 @@ static void ncq_smart_io_logs(NcqSmartIo *io, NcqSmart *sm)
     IO(sm->offline_status);
 }
 
-static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm)
+static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm, int version)
 {
     uint32_t i;
 
@@ -150,13 +152,20 @@ static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm)
     IO(sm->enabled);
     IO(sm->autosave);
     IO(sm->auto_offline);
+    if (version >= 2) {
+        IO(sm->spindle_ns);
+        IO(sm->spindle_off);
+        IO(sm->spindle_stop_ns);
+    } else {
+        sm->spindle_ns = sm->power_on_ns;
+    }
 }
 
 size_t ncq_smart_state_size(const NcqSmart *sm)
 {
     NcqSmartIo io = { 0 };
 
-    ncq_smart_io_all(&io, (NcqSmart *)sm);
+    ncq_smart_io_all(&io, (NcqSmart *)sm, SMART_VERSION);
     return 8 + io.off;
 }
 
@@ -164,8 +173,9 @@ void ncq_smart_state_save(const NcqSmart *sm, uint8_t *buf)
 {
     NcqSmartIo io = { .out = buf + 8 };
 
-    memcpy(buf, SMART_MAGIC, 8);
-    ncq_smart_io_all(&io, (NcqSmart *)sm);
+    memcpy(buf, SMART_MAGIC, 7);
+    buf[7] = '0' + SMART_VERSION;
+    ncq_smart_io_all(&io, (NcqSmart *)sm, SMART_VERSION);
 }
 
 int ncq_smart_state_load(NcqSmart *sm, const uint8_t *buf, size_t len)
@@ -173,11 +183,15 @@ int ncq_smart_state_load(NcqSmart *sm, const uint8_t *buf, size_t len)
     NcqSmart tmp;
     NcqSmartIo io = { .in = buf + 8, .len = len - 8 };
 
-    if (len < 8 || memcmp(buf, SMART_MAGIC, 8)) {
+    int version;
+
+    if (len < 8 || memcmp(buf, SMART_MAGIC, 7) || buf[7] < '1' ||
+        buf[7] > '0' + SMART_VERSION) {
         return NCQ_ERR_PARSE;
     }
+    version = buf[7] - '0';
     memset(&tmp, 0, sizeof(tmp));
-    ncq_smart_io_all(&io, &tmp);
+    ncq_smart_io_all(&io, &tmp, version);
     if (io.bad || io.off != io.len) {
         return NCQ_ERR_PARSE;
     }

@@ -109,6 +109,24 @@ uint64_t ncq_smart_power_on_hours(const NcqSmart *sm)
     return sm->power_on_ns / NS_PER_HOUR;
 }
 
+uint64_t ncq_smart_spindle_hours(const NcqSmart *sm)
+{
+    return sm->spindle_ns / NS_PER_HOUR;
+}
+
+void ncq_smart_spindle(NcqSmart *sm, const NcqModel *m, int64_t now_ns,
+                       bool on)
+{
+    ncq_smart_update(sm, m, now_ns);
+    if (on) {
+        sm->spindle_off = false;
+        sm->start_stops++;
+    } else if (!sm->spindle_off) {
+        sm->spindle_off = true;
+        sm->spindle_stop_ns = now_ns + m->p.spindown_ns;
+    }
+}
+
 /* The busy fraction at @now_ns: the lag folded over [act_at_ns, now] */
 static uint32_t ncq_smart_activity_at(const NcqSmart *sm, int64_t now_ns)
 {
@@ -274,6 +292,12 @@ void ncq_smart_update(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     if (dt <= 0) {
         return;
     }
+    if (!sm->spindle_off) {
+        sm->spindle_ns += dt;
+    } else if (sm->at_ns < sm->spindle_stop_ns) {
+        sm->spindle_ns += (now_ns < sm->spindle_stop_ns ? now_ns :
+                           sm->spindle_stop_ns) - sm->at_ns;
+    }
     sm->at_ns = now_ns;
     sm->power_on_ns += dt;
     sm->cycle_ns += dt;
@@ -307,6 +331,7 @@ void ncq_smart_power_cycle(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     }
     sm->power_cycles++;
     sm->start_stops++;
+    sm->spindle_off = false;    /* it spins up at power-on */
     sm->cycle_ns = 0;
     sm->busy = false;
     sm->activity_milli = 0;
@@ -319,6 +344,7 @@ void ncq_smart_resume(NcqSmart *sm, const NcqModel *m, int64_t now_ns)
     sm->at_ns = now_ns;
     sm->act_at_ns = now_ns;
     sm->busy = false;
+    sm->spindle_off = false;    /* powered on: it spins */
     if (sm->run.type) {
         ncq_smart_test_abort(sm, m, NCQ_SMART_ST_RESET, now_ns);
     }

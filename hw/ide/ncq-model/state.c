@@ -60,6 +60,9 @@
  *              pointer differ from a fresh drive's), n x open (zone, in
  *              the order they were opened); the zone parameters in the
  *              fingerprint
+ *   v6 (issue 26, power modes): the part mechanism's spindle_stopped
+ *              (and its mech SPINUP); spinup_ns and spindown_ns in the
+ *              fingerprint
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -76,6 +79,8 @@
  * committed value, and that the golden streams of v1 and v2 still load.
  * v2 (issue 13): the write taken last (its data arrives while the drive
  * positions), and per-zone skews and spares in the parameters' fingerprint.
+ * v6 (issue 26): the spindle at rest or spinning up, and the spin times in
+ * the parameters' fingerprint.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -91,7 +96,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   5
+#define NCQ_STATE_VERSION   6
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -495,6 +500,10 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
     ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
     ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
     ncq_vis_params_zones(v, p);
+    if (v->version >= 6) {
+        ncq_vis_i64(v, "spinup_ns", &p->spinup_ns);
+        ncq_vis_i64(v, "spindown_ns", &p->spindown_ns);
+    }
 }
 
 /* The parameters' fingerprint as a stream of @version records it. */
@@ -655,13 +664,22 @@ static void ncq_vis_queue(NcqVis *v, NcqModel *m)
 static void ncq_vis_mech(NcqVis *v, NcqModel *m)
 {
     ncq_vis_part(v, "mechanism", -1);
-    NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_DESTAGE);
+    if (v->version >= 6) {
+        NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_SPINUP);
+    } else {
+        NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_DESTAGE);
+    }
     ncq_vis_i64(v, "mech_until", &m->mech.until);
     ncq_vis_u32(v, "cur_cyl", &m->mech.cyl, UINT32_MAX);
     ncq_vis_u32(v, "cur_head", &m->mech.head, UINT32_MAX);
     ncq_vis_u64(v, "last_lba_end", &m->mech.lba_end);
     ncq_vis_i64(v, "bus_free", &m->mech.bus_free);
     ncq_vis_i64(v, "plan_cutoff", &m->sched.plan_cutoff);
+    if (v->version >= 6) {
+        ncq_vis_bool(v, "spindle_stopped", &m->mech.stopped);
+    } else if (v->mode == NCQ_VIS_LOAD) {
+        m->mech.stopped = false;
+    }
 }
 
 static void ncq_vis_readahead(NcqVis *v, NcqModel *m)

@@ -14,6 +14,17 @@ void ncq_trace_header(FILE *f, const char *model, uint64_t seed)
             NCQ_TRACE_VERSION, model, seed, NCQ_TRACE_COLUMNS);
 }
 
+void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
+                    const char *why)
+{
+    if (ready_ns >= 0) {
+        fprintf(f, "# spin-up t_ns=%" PRId64 " ready_ns=%" PRId64 "\n", t_ns,
+                ready_ns);
+    } else {
+        fprintf(f, "# spin-down t_ns=%" PRId64 " why=%s\n", t_ns, why);
+    }
+}
+
 void ncq_trace_record(FILE *f, const NcqCompletion *c)
 {
     fprintf(f, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64

@@ -135,6 +135,21 @@ typedef struct NcqDiskPower {
     bool off;               /* power cut: the drive answers nothing */
 } NcqDiskPower;
 
+/* Power modes (ncq-disk-pm.c, docs/power-modes.md) */
+typedef enum NcqDiskPmMode {
+    NCQ_DISK_PM_ACTIVE = 0,     /* CHECK POWER MODE: FFh */
+    NCQ_DISK_PM_IDLE = 1,       /* 80h: after IDLE (IMMEDIATE) */
+    NCQ_DISK_PM_STANDBY = 2,    /* 00h: spindle at rest */
+    NCQ_DISK_PM_SLEEP = 3,      /* only a reset is answered */
+} NcqDiskPmMode;
+
+typedef struct NcqDiskPm {
+    uint8_t mode;           /* NcqDiskPmMode */
+    uint8_t timer_count;    /* standby timer as IDLE/STANDBY set it; 0 off */
+    bool spinning_up;       /* a held IDLE waits for the spin-up it began */
+    QEMUTimer *timer;       /* the standby timer (virtual clock) */
+} NcqDiskPm;
+
 /* Counters of the device (the model counts the commands it timed) */
 typedef struct NcqDiskCounters {
     uint64_t guest_errors;      /* commands failed for the guest's mistakes */
@@ -192,6 +207,7 @@ struct NcqDisk {
     NcqDiskMigState mig;
     NcqDiskCdl cdl;
     NcqDiskSmart smart;
+    NcqDiskPm pm;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -234,6 +250,21 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
 bool ncq_disk_image_inactive(NcqDisk *d);
 /* A powercut rule fired: cut every ncq-disk of the machine, then quit. */
 void ncq_disk_power_cut_machine(NcqDisk *trigger);
+
+/* ncq-disk-pm.c: power modes (docs/power-modes.md) */
+extern const VMStateDescription vmstate_ncq_disk_pm;
+void ncq_disk_pm_init(NcqDisk *d);
+void ncq_disk_pm_identify(uint16_t *words);
+void ncq_disk_pm_cleanup(NcqDisk *d);
+bool ncq_disk_pm_refuse(NcqDisk *d, IDEState *s);
+bool ncq_disk_pm_prepare(NcqDisk *d, IDEState *s, uint8_t cmd);
+bool ncq_disk_pm_cmd(NcqDisk *d, IDEState *s, uint8_t cmd);
+void ncq_disk_pm_media(NcqDisk *d);
+void ncq_disk_pm_rearm(NcqDisk *d);
+void ncq_disk_pm_reset(NcqDisk *d);
+void ncq_disk_pm_power_on(NcqDisk *d);
+int64_t ncq_disk_pm_timer_ns(uint8_t count);
+const char *ncq_disk_pm_mode_name(uint8_t mode);
 
 /* ncq-disk-migrate.c */
 extern const VMStateDescription vmstate_ncq_disk;
@@ -334,5 +365,6 @@ void ncq_disk_smart_update(NcqDisk *d);
 void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);
+void ncq_disk_smart_spindle(NcqDisk *d, bool on);
 
 #endif

@@ -223,6 +223,10 @@ typedef struct NcqParams {
     int64_t zone_reset_ns;        /* RESET WRITE POINTER, per zone */
     int64_t zone_finish_ns;       /* FINISH ZONE, per zone */
     int64_t zone_open_ns;         /* OPEN and CLOSE ZONE */
+
+    /* Power management (docs/power-modes.md): spindle start and stop */
+    int64_t spinup_ns;            /* standby to ready */
+    int64_t spindown_ns;          /* ready to spindle stop */
 } NcqParams;
 
 /* One command handed to the drive. */
@@ -402,6 +406,24 @@ void ncq_model_reset(NcqModel *m, int64_t now_ns);
  * which sectors).
  */
 uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns);
+
+/*
+ * Power management (docs/power-modes.md).  ncq_model_spin_down() stops
+ * the spindle at @now_ns (STANDBY, SLEEP, the standby timer): the drive
+ * must hold no command and no dirty data (NCQ_ERR_MIXED otherwise); a
+ * read-ahead in progress stops.  The next media access (a read the buffer
+ * cannot serve, a destage, a queued write) first spins the spindle up for
+ * spinup_ns; ncq_model_spin_up() starts that at once (IDLE from standby).
+ * ncq_model_spinning() says whether the spindle turns (or spins up) at the
+ * last instant the model processed.
+ */
+#define NCQ_MAX_SPIN_NS         60000000000LL   /* a minute */
+/* A hard disk's when its file gives none (docs/power-modes.md) */
+#define NCQ_DEFAULT_SPINUP_NS   10000000000LL
+#define NCQ_DEFAULT_SPINDOWN_NS 12000000000LL
+int ncq_model_spin_down(NcqModel *m, int64_t now_ns);
+void ncq_model_spin_up(NcqModel *m, int64_t now_ns);
+bool ncq_model_spinning(const NcqModel *m);
 
 /*
  * The model's whole state (queue, mechanism, buffer, generator, counters)
@@ -777,5 +799,11 @@ uint64_t ncq_model_layout_sectors(const NcqModel *m);
     "queue_len,delay_count,reason,cdl,cdl_outcome"
 void ncq_trace_header(FILE *f, const char *model, uint64_t seed);
 void ncq_trace_record(FILE *f, const NcqCompletion *c);
+/*
+ * A comment line for a spindle event (docs/trace-schema.md): "# spin-down
+ * t_ns=T why=WHY" or, with @ready_ns >= 0, "# spin-up t_ns=T ready_ns=R"
+ */
+void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
+                    const char *why);
 
 #endif

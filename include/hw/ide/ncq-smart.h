@@ -90,6 +90,13 @@ typedef struct NcqSmart {
     uint64_t cycle_ns;          /* powered time of this power cycle */
     uint32_t power_cycles;
     uint32_t start_stops;
+    /*
+     * Spindle time (device statistics' spindle motor and head flying
+     * hours): it stops counting spindown_ns after a spin-down
+     */
+    uint64_t spindle_ns;
+    bool spindle_off;
+    int64_t spindle_stop_ns;
     uint64_t read_cmds, write_cmds;
     uint64_t sectors_read, sectors_written;
     uint64_t reported_unc;      /* UNC errors reported to the host */
@@ -210,6 +217,13 @@ void ncq_smart_keep_worst(NcqSmart *sm, const NcqSmartAttr *a, int n);
 bool ncq_smart_failing(const NcqSmart *sm, const NcqModel *m);
 int32_t ncq_smart_temperature(const NcqSmart *sm);
 uint64_t ncq_smart_power_on_hours(const NcqSmart *sm);
+uint64_t ncq_smart_spindle_hours(const NcqSmart *sm);
+/*
+ * The spindle starts (@on: a spin-up from standby, Start_Stop_Count) or is
+ * stopped at @now_ns (it turns on for the model's spindown_ns)
+ */
+void ncq_smart_spindle(NcqSmart *sm, const NcqModel *m, int64_t now_ns,
+                       bool on);
 
 /* Self-tests */
 int ncq_smart_test_start(NcqSmart *sm, const NcqModel *m, uint8_t sub,
