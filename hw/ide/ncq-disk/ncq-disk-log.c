@@ -370,7 +370,10 @@ static void ncq_disk_log_directory(NcqDisk *d, uint16_t page, uint8_t *buf,
     stw_le_p(buf, 0x0001);          /* GPL/SMART logging version */
 }
 
-/* READ/WRITE LOG EXT can move 2 pages of io_buffer at most, and more */
+/*
+ * The most pages one command moves: what s->io_buffer holds (256).  No
+ * log here is that long, so a larger count is beyond the log anyway.
+ */
 static uint32_t ncq_disk_log_max_pages(void)
 {
     return IDE_DMA_BUF_SECTORS;
