@@ -2,12 +2,34 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ncqguest  # noqa: E402
+import ncqsnapshot  # noqa: E402
+
+_SESSION_OWNER = False
+
+
+def pytest_configure(config):
+    """A pytest run started alone is a session of the snapshot cache
+    (ncqsnapshot.py): nothing it uses is pruned while it runs or at its
+    end.  Under scripts/test.sh the session is the whole test command."""
+    global _SESSION_OWNER
+    if hasattr(config, "workerinput"):      # an xdist worker
+        return
+    if ncqsnapshot.session_start() is None:
+        os.environ[ncqsnapshot.SESSION_ENV] = repr(time.time())
+        _SESSION_OWNER = True
+
+
+def pytest_unconfigure(config):
+    if _SESSION_OWNER and not hasattr(config, "workerinput"):
+        ncqsnapshot.prune(ncqsnapshot.root(ncqguest.CACHE),
+                          protect_since=ncqsnapshot.session_start())
 
 
 @pytest.fixture(scope="session")

@@ -158,9 +158,20 @@ class Workload:
     script: str = None
     files: dict = dataclasses.field(default_factory=dict)
     collect: tuple = ()
+    # Guest seconds after which /init kills the workload (its whole process
+    # group; the run then ends with the results so far, status 137).  It
+    # travels with the workload, so a restored snapshot honours it.
+    timeout_s: int = None
 
     def cpio(self):
+        """The archive the guest reads (fw_cfg file opt/ncq/workload, by
+        fw_cfg's DMA interface: tens of MB take seconds)."""
         files = {f"workload/{k}": v for k, v in self.files.items()}
+        if self.timeout_s is not None:
+            if int(self.timeout_s) <= 0:
+                raise ValueError(f"Workload.timeout_s must be a positive "
+                                 f"number of seconds, got {self.timeout_s}")
+            files["workload/timeout"] = f"{int(self.timeout_s)}\n"
         if self.fio is not None:
             files["workload/job.fio"] = self.fio
         if self.script is not None:
@@ -197,7 +208,7 @@ class Guest:
     def __init__(self, workdir, device="ncq-disk,model=st3400620as",
                  disk_size="1G", disk=None, extra_args=(), memory="512M",
                  timeout_s=300, icount=True, rtc_base=FIXED_RTC_BASE,
-                 icount_shift=3, snapshot=None, snapshot_dir=None):
+                 icount_shift=3, snapshot=None, snapshot_dir=None, smp=1):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.device = device
@@ -214,6 +225,10 @@ class Guest:
         self.restored_from = None   # the snapshot entry of the last run
         self.extra_args = list(extra_args)
         self.memory = memory
+        # vCPUs (-smp); part of the snapshot key, like every option
+        if int(smp) < 1:
+            raise ValueError(f"smp must be 1 or more, got {smp}")
+        self.smp = int(smp)
         self.timeout_s = timeout_s
         self.icount = icount
         self.rtc_base = rtc_base
@@ -238,7 +253,8 @@ class Guest:
         # q35's AHCI links at 1.5 Gb/s unless told its ports are Gen3
         # (docs/device.md, "Link speed"): the drive's own speed, as on a
         # modern host
-        args = [str(self.qemu), "-M", "q35", "-m", self.memory, "-smp", "1",
+        args = [str(self.qemu), "-M", "q35", "-m", self.memory,
+                "-smp", str(self.smp),
                 "-global", "ich9-ahci.sata-gen=3",
                 "-nodefaults", "-display", "none", "-vga", "none",
                 "-nic", "none", "-no-reboot",
@@ -267,11 +283,20 @@ class Guest:
             args += ["-accel", os.environ.get("NCQ_ACCEL", "tcg")]
         return args + self.extra_args
 
-    def run(self, workload, qmp_actions=None):
+    def run(self, workload, qmp_actions=None, timeout_s=None):
         """Run the workload (restoring the snapshot of this guest's boot,
         or booting), return its Result.  qmp_actions, if given, is an
         async function called with a connected qemu.qmp.QMPClient once
-        the guest runs; its return value lands in Result.qmp."""
+        the guest runs; its return value lands in Result.qmp.  timeout_s
+        replaces the guest's wall-clock bound for this run (the guest's
+        own bound is Workload.timeout_s)."""
+        if timeout_s is not None:
+            saved = self.timeout_s
+            self.timeout_s = timeout_s
+            try:
+                return self.run(workload, qmp_actions)
+            finally:
+                self.timeout_s = saved
         entry = self.snapshot_entry() if self.snapshot else None
         try:
             return asyncio.run(self._run(workload, qmp_actions, entry))
@@ -388,7 +413,8 @@ class Guest:
                     asyncio.run(self._save_snapshot(entry))
                     entry.inputs.write_text(
                         ncqsnapshot.inputs_text(canon, files))
-            ncqsnapshot.prune(self.snapshot_dir)
+            if ncqsnapshot.prune_now():
+                ncqsnapshot.prune(self.snapshot_dir)
         entry.touch()
         return entry
 

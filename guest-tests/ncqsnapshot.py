@@ -21,7 +21,14 @@ Layout: $NCQ_CACHE/snapshots/<key>/ ($NCQ_SNAPSHOT_DIR/<key>/ if set)
     state        the migration stream (written last, renamed into place)
     boot.log     the boot's console up to the snapshot point
     inputs.txt   what the key was made of, readable
-The cache keeps the SNAPSHOT_KEEP most recently used entries.
+The cache keeps the SNAPSHOT_KEEP most recently used entries, and never
+removes one that the running test command has used: scripts/test.sh (or a
+pytest run started alone, conftest.py) sets NCQ_SNAPSHOT_SESSION to its
+start time; while it is set, runs do not prune, and the clean-up at the end
+of the session spares every entry used since then, however many there are.
+So the test command evicts nothing it needs, neither what it made nor what
+an earlier run left for it (NCQ_SNAPSHOT_KEEP only bounds what other work
+leaves).
 """
 
 import fcntl
@@ -130,13 +137,35 @@ class Entry:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def prune(base, keep=SNAPSHOT_KEEP):
+SESSION_ENV = "NCQ_SNAPSHOT_SESSION"
+
+
+def session_start():
+    """The start (epoch seconds) of the test command this process belongs
+    to ($NCQ_SNAPSHOT_SESSION), or None."""
+    v = os.environ.get(SESSION_ENV)
+    try:
+        return float(v) if v else None
+    except ValueError:
+        return None
+
+
+def prune_now():
+    """Whether a run may prune now: not inside a test command (which
+    prunes once, at its end)."""
+    return session_start() is None
+
+
+def prune(base, keep=SNAPSHOT_KEEP, protect_since=None):
     """Delete the least recently used entries of directory `base` beyond
-    `keep`."""
+    `keep`; an entry used at or after protect_since (epoch seconds) is
+    never deleted and does not count against `keep`."""
     base = Path(base)
     if not base.is_dir():
         return
     entries = [d for d in base.iterdir() if d.is_dir()]
+    if protect_since is not None:
+        entries = [d for d in entries if d.stat().st_mtime < protect_since]
     entries.sort(key=lambda d: d.stat().st_mtime, reverse=True)
     for d in entries[keep:]:
         lock = base / f".{d.name}.lock"

@@ -142,6 +142,27 @@ def test_prune_keeps_the_most_recently_used(tmp_path):
         ["e3", "e4"]
 
 
+def test_prune_spares_what_the_test_command_used(tmp_path, monkeypatch):
+    """Entries used since the session began are kept however many there
+    are (keep=1 here), and do not count against keep; inside a session no
+    run prunes (the session prunes once, at its end)."""
+    now = time.time()
+    for i in range(6):
+        d = tmp_path / f"e{i}"
+        d.mkdir()
+        (d / "state").write_bytes(b"x")
+        # e0-e2 last used before the session (now - 500), e3-e5 during it
+        t = now - 1000 + i if i < 3 else now - 100 + i
+        os.utime(d, (t, t))
+    ncqsnapshot.prune(tmp_path, keep=1, protect_since=now - 500)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == \
+        ["e2", "e3", "e4", "e5"]
+    monkeypatch.setenv(ncqsnapshot.SESSION_ENV, repr(now - 500))
+    assert not ncqsnapshot.prune_now()
+    monkeypatch.delenv(ncqsnapshot.SESSION_ENV)
+    assert ncqsnapshot.prune_now()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_digests():
     yield

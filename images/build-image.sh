@@ -13,6 +13,15 @@
 #                             resolved with private apt lists in $NCQ_CACHE/apt/<release>
 #   --compress gzip|xz|none   initramfs compression (default gzip; see the doc)
 #   --force                   rebuild even when the output directory exists
+#   --add SRC[:DEST]          copy a host file or directory tree into the image at
+#                             DEST (default: SRC's own absolute path); programs and
+#                             shared libraries in it come with the libraries they
+#                             need (ldd).  Repeatable.
+#   --package NAME            a Debian package of the image's release (--debian),
+#                             with what it depends on, unpacked into the image
+#                             (fetched with apt-get into $NCQ_CACHE/debs).  Repeatable.
+#   --no-default-packages     leave out DEFAULT_PACKAGES (bash, coreutils, ...: below)
+#   --host-fio                the host's fio instead of Debian 13's (below)
 #
 # The last line on stdout is the output directory
 #   ${NCQ_CACHE:-$HOME/.cache/ncq-disk}/images/<inputs-hash>/
@@ -28,6 +37,9 @@ INIT_SRC="$HERE/init"
 # The guest's helper that gives I/O a Command Duration Limit hint (the
 # image's fio predates cmdprio_hint), built statically here
 CDL_HINT_SRC="$HERE/cdl-hint.c"
+# The workload's reader (fw_cfg's DMA interface: the sysfs file is quadratic
+# in the file's size), built statically
+FWCFG_READ_SRC="$HERE/fwcfg-read.c"
 # ncq-fit's probe (tools/ncq-fit/probe-*.c, docs/ncq-fit.md), built statically
 FIT_PROBE_DIR="$HERE/../tools/ncq-fit"
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
@@ -38,7 +50,9 @@ EPOCH=1686355200
 # kernel or absent are skipped.  ext4 and its helpers are for the fsck tests; the
 # crc/crypto ones are loaded by request_module (crypto API), which modules.dep
 # does not show.  qemu_fw_cfg reads the workload the harness passes with
-# -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.
+# -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.  configfs,
+# null_blk, scsi_debug, loop, brd and sg are the reference devices and the
+# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
@@ -47,6 +61,7 @@ MODULES=(
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
     qemu_fw_cfg
     md-mod raid1 raid456 btrfs
+    configfs null_blk scsi_debug loop brd sg
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
@@ -61,6 +76,25 @@ PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/hdparm /usr/sbin/mke2fs
     /usr/bin/sg_sat_read_gplog /usr/bin/sg_sat_set_features /usr/bin/sg_logs
     /usr/bin/sg_raw /usr/bin/sg_decode_sense /usr/bin/sg_turs /usr/bin/sg_requests
     /usr/sbin/mdadm /usr/bin/btrfs /usr/sbin/mkfs.btrfs)
+# Debian packages of the image's release unpacked into every image (with what
+# they depend on), after the host programs: the real tools take precedence over
+# busybox's applets of the same name (gzip, umount, ls, ...), and user suites
+# (blktests, cdl-tools, docs/kernel-testing.md) get bash, bc, GNU time, gawk and
+# the GNU/util-linux tools they are written for.
+DEFAULT_PACKAGES=(bash bc time coreutils util-linux mount gzip gawk grep sed
+    findutils diffutils procps)
+# Packages never unpacked, even as dependencies: they serve dpkg's maintainer
+# scripts and the login system, which do not run in the image.  Essential
+# packages (perl-base, dash, ...) are no declared dependency of anything, so a
+# program that needs one gets it only by its own --package.
+PKG_SKIP=(debconf perl-base dpkg base-files base-passwd adduser passwd
+    init-system-helpers usrmerge sensible-utils libpam-modules libpam-modules-bin
+    libpam-runtime tzdata install-info lsb-base sysvinit-utils ucf
+    debian-archive-keyring gpgv apt libapt-pkg6.0 libapt-pkg7.0)
+# Paths of a package not unpacked (documentation, translations)
+PKG_EXCLUDE=(usr/share/doc usr/share/man usr/share/info usr/share/locale
+    usr/share/lintian usr/share/bug usr/share/bash-completion usr/share/zsh
+    usr/share/fish usr/lib/systemd etc/init.d etc/systemd)
 KMOD_LINKS=(modprobe insmod rmmod lsmod depmod modinfo)
 E2FS_LINKS=(mkfs.ext2:mke2fs mkfs.ext3:mke2fs mkfs.ext4:mke2fs
     fsck.ext2:e2fsck fsck.ext3:e2fsck fsck.ext4:e2fsck)
@@ -81,6 +115,10 @@ USER_MODULES=
 PRINT_DIR=0
 FORCE=0
 COMPRESS=gzip
+ADDS=()
+USER_PACKAGES=()
+DEFAULT_PKGS=1
+DEFAULT_FIO=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --kernel-version) [ $# -ge 2 ] || die "$1 needs a value"; KVER_PIN=$2; shift 2 ;;
@@ -94,6 +132,12 @@ while [ $# -gt 0 ]; do
         --modules=*) USER_MODULES=${1#*=}; shift ;;
         --compress) [ $# -ge 2 ] || die "$1 needs a value"; COMPRESS=$2; shift 2 ;;
         --compress=*) COMPRESS=${1#*=}; shift ;;
+        --add) [ $# -ge 2 ] || die "$1 needs a value: --add SRC[:DEST]"; ADDS+=("$2"); shift 2 ;;
+        --add=*) ADDS+=("${1#*=}"); shift ;;
+        --package) [ $# -ge 2 ] || die "$1 needs a value: --package NAME (a Debian package)"; USER_PACKAGES+=("$2"); shift 2 ;;
+        --package=*) USER_PACKAGES+=("${1#*=}"); shift ;;
+        --no-default-packages) DEFAULT_PKGS=0; shift ;;
+        --host-fio) DEFAULT_FIO=0; shift ;;
         --print-dir) PRINT_DIR=1; shift ;;
         --force) FORCE=1; shift ;;
         -h | --help) usage 0 ;;
@@ -143,6 +187,7 @@ dpkg-query -S "$BUSYBOX" 2>/dev/null | grep '^busybox-static:' >/dev/null \
 [ -f "$INIT_SRC" ] || die "$INIT_SRC missing"
 progs=()
 for p in "${PROGRAMS[@]}"; do
+    [ $DEFAULT_FIO = 1 ] && [ "${p##*/}" = fio ] && continue   # Debian 13's instead (below)
     if [ -x "$p" ]; then
         progs+=("$p")
     elif [ -x "${p/\/usr/}" ]; then
@@ -157,6 +202,68 @@ for p in "${PROGRAMS[@]}"; do
     fi
 done
 PROGRAMS=("${progs[@]}")
+
+# ---------------------------------------------------------------- --add
+# Each --add SRC[:DEST]: SRC a host file or directory, DEST an absolute path in
+# the image (default SRC's absolute path; /bin, /sbin, /lib go under /usr as
+# the image's merged /usr has them).  ELF files in it (programs, shared
+# libraries) bring the shared libraries ldd finds for them.
+ADD_SRC=() ADD_DST=() ADD_IDS=()
+declare -A ADDLIBS=()
+is_elf() { [ -f "$1" ] && [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
+add_libs_of() {  # add_libs_of FILE: its shared libraries (ldd) into ADDLIBS
+    local out a b c
+    out=$(ldd "$1" 2>/dev/null) || return 0   # static, or no program
+    if grep -q 'not found' <<<"$out"; then
+        die "--add: $1 needs libraries the host lacks: $(grep 'not found' <<<"$out" | tr -s ' \t\n' ' ')(install them, or --add them too)"
+    fi
+    while read -r a b c _; do
+        if [ "$b" = "=>" ] && [ "${c:0:1}" = / ]; then
+            ADDLIBS[$c]=1
+        elif [ "${a:0:1}" = / ]; then
+            ADDLIBS[$a]=1
+        fi
+    done <<<"$out"
+}
+tree_id() {  # a digest of a file or tree: names, types, modes, link targets, contents
+    if [ -d "$1" ]; then
+        (cd "$1" && find . -printf '%y %m %P %l\n' | sort \
+            && find . -type f -print0 | sort -z | xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
+    else
+        { stat -L -c '%a' "$1"; sha256sum <"$1"; } | sha256sum | cut -d' ' -f1
+    fi
+}
+for a in "${ADDS[@]}"; do
+    src=$a dst=
+    case "$a" in *:/*) src=${a%:/*} dst=/${a##*:/} ;; esac
+    [ -n "$src" ] || die "--add '$a': no SRC: write --add SRC[:DEST], e.g. --add /usr/bin/bc or --add ./blktests:/opt/blktests"
+    [ -e "$src" ] || die "--add $src: no such file or directory: give an existing host file or directory (--add SRC[:DEST])"
+    [ -r "$src" ] || die "--add $src: not readable: run as a user who can read it, or copy it somewhere readable"
+    [ -f "$src" ] || [ -d "$src" ] || die "--add $src: neither a regular file nor a directory: add the file itself (readlink -f $src)"
+    srcabs=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
+    [ -n "$dst" ] || dst=$srcabs
+    case "$dst" in */) [ -d "$src" ] || dst=$dst$(basename "$src") ;; esac
+    dst=${dst%/}
+    case "$dst" in /bin/* | /sbin/* | /lib/* | /lib64/*) dst=/usr$dst ;; esac
+    case "/$dst/" in */../* | */./*) die "--add $a: DEST $dst has '.' or '..' in it: give a plain absolute path" ;; esac
+    case "$dst" in / | /usr | /usr/bin | /usr/sbin | /usr/lib | /dev | /proc | /sys | /init)
+        die "--add $a: DEST $dst would replace a directory the image needs: pick a path below it, e.g. $dst/$(basename "$src")" ;;
+    esac
+    ADD_SRC+=("$srcabs")
+    ADD_DST+=("$dst")
+    ADD_IDS+=("add $dst $( [ -d "$src" ] && echo tree || echo file ) sha256 $(tree_id "$srcabs")")
+    if [ -d "$srcabs" ]; then
+        while IFS= read -r -d '' f; do
+            is_elf "$f" && add_libs_of "$f"
+        done < <(find "$srcabs" -type f -print0)
+    elif is_elf "$srcabs"; then
+        add_libs_of "$srcabs"
+    fi
+done
+mapfile -t ADDLIBLIST < <(printf '%s\n' "${!ADDLIBS[@]}" | grep . | sort)
+for l in "${ADDLIBLIST[@]}"; do
+    ADD_IDS+=("add_lib $l sha256 $(sha256sum <"$l" | cut -d' ' -f1)")
+done
 
 # ---------------------------------------------------------------- host files
 # Shared libraries of PROGRAMS, resolved by ldd (the dynamic loader included).
@@ -207,7 +314,9 @@ PKGVERSIONS=$(dpkg-query -W -f='${binary:Package} ${Version}\n' "${HOSTPKGS[@]}"
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 APT_OPTS=()
 APT_DIR=
-apt_private() {  # sets APT_OPTS and APT_DIR for $SUITE; fetches its lists when needed
+apt_private() {  # apt_private [RELEASE]: sets APT_OPTS and APT_DIR for RELEASE (default
+    # $SUITE); fetches its lists when needed
+    local SUITE=${1:-$SUITE}
     APT_DIR=$CACHE/apt/$SUITE
     local d=$APT_DIR src
     [ -f "$KEYRING" ] || die "$KEYRING missing: install Debian package debian-archive-keyring"
@@ -330,17 +439,136 @@ else
     KERNEL_ID="debian-package $KPKG $KPKGVER"
 fi
 
+# ---------------------------------------------------------------- packages
+# DEFAULT_PACKAGES and every --package, resolved with their dependencies
+# (Depends, Pre-Depends; no Recommends) against the image's release: apt's own
+# resolver on a private dpkg status in which only PKG_SKIP counts as
+# installed, so that the host's installed packages do not matter.  The
+# answer is kept in $CACHE/apt/resolved/ for the same request and lists.
+PKG_SUITE=$SUITE
+[ -z "$USER_KERNEL" ] || PKG_SUITE=${HOST_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
+WANT_PKGS=()
+[ $DEFAULT_PKGS = 0 ] || WANT_PKGS+=("${DEFAULT_PACKAGES[@]}")
+for p in "${USER_PACKAGES[@]}"; do
+    case "$p" in
+        *[!a-z0-9.+-]* | [!a-z0-9]*) die "--package '$p': not a Debian package name (lower case letters, digits, '.', '+', '-'): e.g. --package xfsprogs" ;;
+    esac
+    WANT_PKGS+=("$p")
+done
+mapfile -t WANT_PKGS < <(printf '%s\n' "${WANT_PKGS[@]}" | grep . | sort -u)
+# resolve_pkgs RELEASE NAME...: "name version" lines of NAMEs and what they
+# depend on, in RELEASE, with APT_OPTS/APT_DIR set for RELEASE
+resolve_pkgs() {
+    local rel=$1 key state lists out p known skip_re PST
+    shift
+    state=$CACHE/apt/resolved
+    mkdir -p "$state"
+    lists=${APT_DIR:+$APT_DIR/lists}
+    lists=${lists:-/var/lib/apt/lists}
+    key=$( { echo "$rel ${APT_DIR:-host}"; printf '%s\n' "$@" "${PKG_SKIP[@]}";
+        sha256sum <"$SELF"; find "$lists" -maxdepth 1 -name '*_Packages*' -printf '%f %s %T@\n' | sort; } \
+        | sha256sum | cut -c1-16)
+    if [ -s "$state/$key" ]; then
+        cat "$state/$key"
+        return
+    fi
+    log "resolving $# packages of Debian $rel with their dependencies"
+    PST=$(mktemp -d "${TMPDIR:-/tmp}/ncq-pkgs.XXXXXX")
+    mkdir -p "$PST/empty" "$PST/cache/archives/partial"
+    : >"$PST/status"
+    local opts=("${APT_OPTS[@]}" -o "Dir::State::status=$PST/status"
+        -o "Dir::Etc::preferences=$PST/empty/none" -o "Dir::Etc::preferencesparts=$PST/empty"
+        -o "APT::Architectures::=amd64" -o "APT::Install-Recommends=0"
+        -o "APT::Install-Suggests=0")
+    [ -n "$APT_DIR" ] || opts+=(-o "Dir::Cache=$PST/cache")
+    # Unknown names first: one line naming them and the fix.
+    known=$(apt-cache "${opts[@]}" policy "$@" 2>/dev/null \
+        | awk '/^[^ ].*:$/ {n=substr($0, 1, length($0)-1)} $1 == "Candidate:" && $2 != "(none)" {print n}')
+    for p in "$@"; do
+        grep -qx -- "$p" <<<"$known" || {
+            rm -rf "$PST"
+            die "--package $p: no such package in Debian $rel's lists (or only a virtual one): check the name with 'apt-cache search $p' or https://packages.debian.org/$rel/$p"
+        }
+    done
+    # The skipped packages, marked installed
+    apt-cache "${opts[@]}" show --no-all-versions "${PKG_SKIP[@]}" 2>/dev/null \
+        | awk '/^Package:/ && seen {print "Status: install ok installed\n"}
+               /^(Package|Version|Architecture|Provides|Multi-Arch):/ {print; seen=1}
+               END {if (seen) print "Status: install ok installed"}' >"$PST/status"
+    if ! out=$(apt-get "${opts[@]}" -s -q install "$@" 2>&1); then
+        rm -rf "$PST"
+        die "cannot resolve packages $* in Debian $rel: $(grep -E '^E:| : Depends' <<<"$out" | head -5 | tr '\n' ' ')"
+    fi
+    rm -rf "$PST"
+    skip_re="^($(IFS='|'; echo "${PKG_SKIP[*]}")) "
+    out=$(awk '$1 == "Inst" {v=$3; gsub(/[()]/, "", v); n=$2; sub(/:.*/, "", n); print n, v}' <<<"$out" \
+        | grep -Ev -- "${skip_re//+/\\+}" | sort -u)
+    [ -n "$out" ] || die "apt resolved nothing for $* (Debian $rel): delete $state and run again"
+    echo "$out" >"$state/.$key.$$"
+    mv "$state/.$key.$$" "$state/$key"
+    echo "$out"
+}
+RESOLVED=()   # "name version" lines
+if [ ${#WANT_PKGS[@]} -gt 0 ]; then
+    need apt-get apt
+    need apt-cache apt
+    out=$(resolve_pkgs "$PKG_SUITE" "${WANT_PKGS[@]}") || exit 1
+    mapfile -t RESOLVED <<<"$out"
+fi
+# fio: Debian 13's (3.39: cmdprio_hint, which 3.36 added; Debian 12 has 3.33 and
+# bookworm-backports none) with the shared libraries it links, from Debian 13's
+# packages, in a directory of its own with Debian 13's dynamic loader
+# (/usr/lib/ncq-fio; /usr/bin/fio starts it), so that the image's other
+# programs keep their release's libraries.  fio's python3 scripts are left out.
+FIO_SUITE=trixie
+FIO_RESOLVED=()
+if [ $DEFAULT_FIO = 1 ]; then
+    need apt-get apt
+    need readelf binutils
+    save_opts=("${APT_OPTS[@]}") save_dir=$APT_DIR
+    if [ "$FIO_SUITE" = "${HOST_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}" ]; then
+        APT_OPTS=() APT_DIR=
+    else
+        apt_private "$FIO_SUITE"
+    fi
+    FIO_APT_OPTS=("${APT_OPTS[@]}")
+    fio_deps=$(apt-cache "${APT_OPTS[@]}" -o APT::Architectures::=amd64 show --no-all-versions fio 2>/dev/null \
+        | sed -n 's/^Depends: //p' | head -1 | tr ',' '\n' | sed 's/|.*//; s/(.*//; s/ //g' \
+        | grep -Ev '^(python3|init-system-helpers)$' | grep .) \
+        || die "cannot find fio in Debian $FIO_SUITE's lists: delete $APT_DIR/updated and run again"
+    fio_ver=$(apt-cache "${APT_OPTS[@]}" policy fio 2>/dev/null | awk '$1 == "Candidate:" {print $2; exit}')
+    # shellcheck disable=SC2086 # a word list
+    out=$(resolve_pkgs "$FIO_SUITE" $fio_deps) || exit 1
+    mapfile -t FIO_RESOLVED < <(echo "fio $fio_ver"; echo "$out")
+    APT_OPTS=("${save_opts[@]}") APT_DIR=$save_dir
+fi
+deb_file() {  # deb_file NAME VERSION -> the cached .deb's path (may not exist yet)
+    local v=${2/:/%3a} f
+    for f in "$CACHE/debs/${1}_${v}_amd64.deb" "$CACHE/debs/${1}_${v}_all.deb"; do
+        [ -f "$f" ] && { echo "$f"; return; }
+    done
+    echo "$CACHE/debs/${1}_${v}_amd64.deb"
+}
+
 # ---------------------------------------------------------------- inputs hash
 INPUTS="format ncq-disk-guest-image 1
 builder_sha256 $(sha256sum <"$SELF" | cut -d' ' -f1)
 init_sha256 $(sha256sum <"$INIT_SRC" | cut -d' ' -f1)
 cdl_hint_sha256 $(sha256sum <"$CDL_HINT_SRC" | cut -d' ' -f1)
 cdl_hint_cc $(gcc --version | head -1)
+fwcfg_read_sha256 $(sha256sum <"$FWCFG_READ_SRC" | cut -d' ' -f1)
 fit_probe_sha256 $(cat "$FIT_PROBE_DIR"/probe*.[ch] | sha256sum | cut -d' ' -f1)
 source_date_epoch $EPOCH
 compress $COMPRESS
 kernel $KERNEL_ID
 $(sed 's/^/package /' <<<"$PKGVERSIONS")"
+[ ${#FIO_RESOLVED[@]} = 0 ] || INPUTS+="
+$(printf "fio_deb $FIO_SUITE %s\\n" "${FIO_RESOLVED[@]}")"
+[ ${#RESOLVED[@]} = 0 ] || INPUTS+="
+package_suite $PKG_SUITE
+$(printf 'deb %s\n' "${RESOLVED[@]}")"
+[ ${#ADD_IDS[@]} = 0 ] || INPUTS+="
+$(printf '%s\n' "${ADD_IDS[@]}")"
 [ -n "$USER_KERNEL" ] || INPUTS+="
 debian_release $SUITE"
 if [ -n "$USER_MODULES" ]; then
@@ -457,6 +685,8 @@ printf 'root:x:0:\n' >"$ROOT/etc/group"
 install -m 755 "$INIT_SRC" "$ROOT/init"
 gcc -static -O2 -o "$ROOT/usr/bin/cdl-hint" "$CDL_HINT_SRC" \
     || die "cannot build $CDL_HINT_SRC statically: install libc6-dev"
+gcc -static -O2 -o "$ROOT/usr/bin/fwcfg-read" "$FWCFG_READ_SRC" \
+    || die "cannot build $FWCFG_READ_SRC statically: install libc6-dev"
 gcc -static -O2 -pthread -o "$ROOT/usr/bin/ncq-fit-probe" "$FIT_PROBE_DIR"/probe-*.c -lm \
     || die "cannot build ncq-fit-probe statically: install libc6-dev"
 
@@ -490,6 +720,160 @@ for l in "${E2FS_LINKS[@]}"; do
     rm -f "$ROOT/usr/sbin/${l%%:*}" "$ROOT/usr/bin/${l%%:*}"
     ln -s "${l#*:}" "$ROOT/usr/sbin/${l%%:*}"
 done
+
+# Debian packages (DEFAULT_PACKAGES, --package): fetched into $CACHE/debs,
+# unpacked over the host programs (a package's library is the release's own,
+# which the host programs of an older release can use), without PKG_EXCLUDE.
+fetch_debs() {  # fetch_debs RELEASE "name version"...: into $CACHE/debs (APT_OPTS for RELEASE)
+    local rel=$1 r n v missing=() DL f
+    shift
+    for r in "$@"; do
+        read -r n v <<<"$r"
+        [ -f "$(deb_file "$n" "$v")" ] || missing+=("$n=$v")
+    done
+    [ ${#missing[@]} -gt 0 ] || return 0
+    log "downloading ${#missing[@]} packages of Debian $rel into $CACHE/debs"
+    DL=$(mktemp -d "${TMPDIR:-/tmp}/ncq-apt.XXXXXX")
+    [ "$(id -u)" != 0 ] || ! id _apt >/dev/null 2>&1 || chown _apt "$DL"
+    if ! (cd "$DL" && apt-get "${APT_OPTS[@]}" -o APT::Architectures::=amd64 download -q "${missing[@]}" >&2); then
+        rm -rf "$DL"
+        die "apt-get download of ${missing[*]} failed: is Debian's archive reachable? ('apt-get update' for the host's release; $CACHE/apt/<release> for another)"
+    fi
+    for f in "$DL"/*.deb; do
+        cp "$f" "$CACHE/debs/.$(basename "$f").part"
+        mv "$CACHE/debs/.$(basename "$f").part" "$CACHE/debs/$(basename "$f")"
+    done
+    rm -rf "$DL"
+}
+unpack_debs() {  # unpack_debs DIR "name version"...: without PKG_EXCLUDE
+    local dir=$1 r n v f excl=() e
+    shift
+    mkdir -p "$dir"
+    for e in "${PKG_EXCLUDE[@]}"; do excl+=(--exclude="./$e"); done
+    for r in "$@"; do
+        read -r n v <<<"$r"
+        f=$(deb_file "$n" "$v")
+        [ -f "$f" ] || die "$f missing after apt-get download $n=$v"
+        dpkg-deb --fsys-tarfile "$f" | tar -x -C "$dir" --no-same-owner "${excl[@]}" \
+            || die "cannot unpack $f: delete it and run again"
+    done
+}
+if [ ${#RESOLVED[@]} -gt 0 ]; then
+    fetch_debs "$PKG_SUITE" "${RESOLVED[@]}"
+    PKGROOT=$WORK/pkgs
+    unpack_debs "$PKGROOT" "${RESOLVED[@]}"
+    # merged /usr: the packages' /bin, /sbin, /lib, /lib64 go under /usr
+    for d in bin sbin lib lib64; do
+        if [ -d "$PKGROOT/$d" ] && [ ! -L "$PKGROOT/$d" ]; then
+            mkdir -p "$PKGROOT/usr/$d"
+            cp -a --remove-destination "$PKGROOT/$d/." "$PKGROOT/usr/$d/"
+            rm -rf "${PKGROOT:?}/$d"
+        fi
+    done
+    rm -rf "$PKGROOT/etc/passwd" "$PKGROOT/etc/group" "$PKGROOT/etc/mtab"
+    # --remove-destination: a busybox applet link is replaced, never written through
+    cp -a --remove-destination "$PKGROOT/." "$ROOT/"
+    rm -rf "$PKGROOT"
+    log "${#RESOLVED[@]} Debian $PKG_SUITE packages unpacked"
+fi
+
+# Debian 13's fio in /usr/lib/ncq-fio with the libraries it links (DT_NEEDED,
+# followed through the unpacked packages) and their dynamic loader
+if [ ${#FIO_RESOLVED[@]} -gt 0 ]; then
+    save_opts=("${APT_OPTS[@]}")
+    APT_OPTS=("${FIO_APT_OPTS[@]}")
+    fetch_debs "$FIO_SUITE" "${FIO_RESOLVED[@]}"
+    APT_OPTS=("${save_opts[@]}")
+    FROOT=$WORK/fio
+    unpack_debs "$FROOT" "${FIO_RESOLVED[@]}"
+    FDST=$ROOT/usr/lib/ncq-fio
+    mkdir -p "$FDST"
+    find_so() {  # a library's file in the unpacked packages
+        local d
+        for d in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib usr/lib64 lib64; do
+            [ -e "$FROOT/$d/$1" ] && { echo "$FROOT/$d/$1"; return; }
+        done
+        # a private directory named by a RUNPATH (librados: .../ceph)
+        d=$(find "$FROOT" -name "$1" -print -quit)
+        [ -n "$d" ] && echo "$d"
+    }
+    todo=("$FROOT/usr/bin/fio")
+    declare -A FSEEN=()
+    while [ ${#todo[@]} -gt 0 ]; do
+        f=${todo[0]}
+        todo=("${todo[@]:1}")
+        for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+            [ -z "${FSEEN[$so]:-}" ] || continue
+            FSEEN[$so]=1
+            src=$(find_so "$so") || die "Debian $FIO_SUITE's fio needs $so, which none of its packages has"
+            src=$(readlink -f "$src")
+            cp "$src" "$FDST/$so"
+            todo+=("$src")
+        done
+    done
+    ld=$(find_so ld-linux-x86-64.so.2) || die "no ld-linux-x86-64.so.2 in Debian $FIO_SUITE's libc6"
+    cp "$(readlink -f "$ld")" "$FDST/ld-linux-x86-64.so.2"
+    cp "$FROOT/usr/bin/fio" "$FDST/fio"
+    rm -f "$ROOT/usr/bin/fio"
+    printf '%s\n' '#!/bin/sh' \
+        "# Debian $FIO_SUITE's fio ${FIO_RESOLVED[0]#fio } with its own libraries (images/build-image.sh)" \
+        'exec /usr/lib/ncq-fio/ld-linux-x86-64.so.2 --library-path /usr/lib/ncq-fio --argv0 "$0" /usr/lib/ncq-fio/fio "$@"' \
+        >"$ROOT/usr/bin/fio"
+    chmod 755 "$ROOT/usr/bin/fio" "$FDST"/*
+    rm -rf "$FROOT"
+    log "fio ${FIO_RESOLVED[0]#fio } of Debian $FIO_SUITE: $(ls "$FDST" | wc -l) files in /usr/lib/ncq-fio"
+fi
+
+# --add: files and trees, then the libraries their ELF files need
+for i in "${!ADD_SRC[@]}"; do
+    src=${ADD_SRC[$i]} dst=${ADD_DST[$i]}
+    [ -L "$ROOT$(dirname "$dst")" ] && die "--add $src:$dst: $(dirname "$dst") is a symbolic link in the image: give the path it points to"
+    mkdir -p "$ROOT$(dirname "$dst")"
+    rm -rf "${ROOT:?}$dst"
+    if [ -d "$src" ]; then
+        mkdir -p "$ROOT$dst"
+        cp -a --no-preserve=ownership "$src/." "$ROOT$dst/"
+    else
+        cp -L --preserve=mode "$src" "$ROOT$dst"
+    fi
+done
+for l in "${ADDLIBLIST[@]}"; do
+    dst=$(imgpath "$l")
+    # a package's copy (or link) or a host program's: the image's own wins
+    { [ -e "$ROOT$dst" ] || [ -L "$ROOT$dst" ]; } && continue
+    mkdir -p "$(dirname "$ROOT$dst")"
+    cp -L --preserve=mode "$l" "$ROOT$dst"
+done
+
+# What dpkg's alternatives would link (maintainer scripts do not run here)
+ALTERNATIVES=(awk:gawk nawk:gawk)
+for a in "${ALTERNATIVES[@]}"; do
+    n=${a%%:*} t=${a#*:}
+    [ -x "$ROOT/usr/bin/$t" ] || continue
+    rm -f "$ROOT/usr/bin/$n" "$ROOT/usr/sbin/$n"
+    ln -s "$t" "$ROOT/usr/bin/$n"
+done
+
+# The real tools before busybox: a busybox applet link in /usr/sbin (first in
+# PATH) or /usr/bin whose name a real program has in the other directory
+# becomes a link to that program.
+for d in usr/sbin usr/bin; do
+    o=usr/bin
+    [ $d = usr/bin ] && o=usr/sbin
+    for l in "$ROOT/$d"/*; do
+        [ -L "$l" ] && [ "$(readlink "$l")" = /usr/bin/busybox ] || continue
+        n=${l##*/}
+        if [ -e "$ROOT/$o/$n" ] && [ "$(readlink "$ROOT/$o/$n")" != /usr/bin/busybox ]; then
+            ln -sfn "/$o/$n" "$l"
+        fi
+    done
+done
+
+# /bin/sh is bash when the image has it: busybox's shell runs its own applets
+# before any program in PATH (Debian's busybox-static is built with
+# FEATURE_SH_STANDALONE), so under it 'gzip' or 'umount' would be busybox's
+# whatever is installed.  /init keeps busybox's shell (its first line).
+[ ! -x "$ROOT/usr/bin/bash" ] || ln -sfn bash "$ROOT/usr/bin/sh"
 
 # kernel modules: MODULES closed over modules.dep
 MODLIST=()

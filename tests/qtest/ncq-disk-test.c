@@ -544,24 +544,86 @@ static void test_error_duplicate_tag(void)
 }
 
 /*
- * A tag beyond the advertised queue depth is aborted.  (libqos hands out
- * slots round-robin whatever the depth: the depth leaves room for the
- * commands that follow.)
+ * queue-depth is how many commands the drive holds, not a limit on the
+ * tag (docs/device.md, "Queue depth below 32"): at queue-depth=8, eight
+ * reads tagged 24 to 31, all in the drive at once, are all served, each
+ * into its own buffer.
+ * (Linux numbers tags round-robin over the port's 32 and keeps at most
+ * the drive's depth outstanding.)
  */
-static void test_error_tag_beyond_depth(void)
+static void test_depth_any_tag_served(void)
 {
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(img_path, "queue-depth=8", &port);
-    uint64_t gbuf = ahci_alloc(ahci, 4096);
-    AHCICommand *cmd;
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 8 * 4096);
+    AHCICommand *cmd[8];
+    uint8_t out[4096], in[4096];
+    QDict *info;
+    int i, n;
 
-    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 1000);
-    ncq_forge_tag(ahci, port, cmd, 20);
-    ahci_command_issue_async(ahci, cmd);
+    for (i = 0; i < 8; i++) {
+        memset(out, 0x30 + i, sizeof(out));
+        ncq_io(ahci, port, WRITE_FPDMA_QUEUED, out, sizeof(out),
+               2000 + 8 * i);
+    }
+    /* slots (and so tags: AHCI's NCQ tag is the slot) 24 to 31 */
+    ahci->port[port].next = 24;
+    for (i = 0; i < 8; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 2000 + 8 * i);
+        g_assert_cmpint(ahci_command_slot(cmd[i]), ==, 24 + i);
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
+    /* all eight are in the drive at once */
+    info = query_disk(ahci);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 8);
+    qobject_unref(info);
+    for (n = 0; ahci_px_rreg(ahci, port, AHCI_PX_SACT) ||
+                ahci_px_rreg(ahci, port, AHCI_PX_CI); n++) {
+        g_assert(!(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                   AHCI_PX_TFD_STS_ERR));
+        g_assert_cmpint(n, <, 100000);
+        qtest_clock_step_next(qts);
+    }
+    g_assert(!(ahci_px_rreg(ahci, port, AHCI_PX_TFD) & AHCI_PX_TFD_STS_ERR));
+    for (i = 0; i < 8; i++) {
+        memset(out, 0x30 + i, sizeof(out));
+        qtest_memread(qts, gbuf + 4096 * i, in, sizeof(in));
+        g_assert(!memcmp(out, in, sizeof(in)));
+        ahci_command_free(cmd[i]);
+    }
+    info = query_disk(ahci);
+    g_assert_cmpint(qdict_get_int(info, "guest-errors"), ==, 0);
+    qobject_unref(info);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A command beyond the advertised depth (the ninth at queue-depth=8,
+ * whatever its tag): ABRT, the queue dropped, log 10h names its tag.
+ */
+static void test_error_beyond_depth(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "queue-depth=8", &port);
+    uint64_t gbuf = ahci_alloc(ahci, 9 * 4096);
+    AHCICommand *cmd[9];
+    int i;
+
+    for (i = 0; i < 9; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 1000 + 8 * i);
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
     g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
     ncq_recover(ahci, port);
-    check_error_log(ahci, port, false, 20, ATA_ERR_ABRT, 1000);
-    ahci_command_free(cmd);
+    check_error_log(ahci, port, false, ahci_command_slot(cmd[8]),
+                    ATA_ERR_ABRT, 1000 + 8 * 8);
+    for (i = 0; i < 9; i++) {
+        ahci_command_free(cmd[i]);
+    }
     ahci_free(ahci, gbuf);
     check_still_serving(ahci, port);
     ncq_shutdown(ahci);
@@ -3614,8 +3676,8 @@ static void add_error_tests(void)
 {
     qtest_add_func("/ncq-disk/error/lba-range", test_error_lba_range);
     qtest_add_func("/ncq-disk/error/duplicate-tag", test_error_duplicate_tag);
-    qtest_add_func("/ncq-disk/error/tag-beyond-depth",
-                   test_error_tag_beyond_depth);
+    qtest_add_func("/ncq-disk/error/beyond-depth", test_error_beyond_depth);
+    qtest_add_func("/ncq-disk/ncq/depth-any-tag", test_depth_any_tag_served);
     qtest_add_func("/ncq-disk/error/non-queued-while-queued",
                    test_error_nonqueued_while_queued);
     qtest_add_func("/ncq-disk/reset/drops-queue", test_reset_drops_queue);

@@ -518,7 +518,8 @@ static void ncq_disk_describe_properties(ObjectClass *klass)
         "built-in model: %s (default: %s, unless model-file is given)",
         ncq_params_builtin_names(), NCQ_DISK_DEFAULT_MODEL));
     ncq_disk_describe(klass, "queue-depth", g_strdup_printf(
-        "NCQ depth in IDENTIFY word 75, 1 to %d commands",
+        "NCQ depth: the queued commands the drive holds at once, "
+        "in IDENTIFY word 75 (tags 0-31 all taken), 1 to %d commands",
         NCQ_DISK_MAX_DEPTH));
     ncq_disk_describe(klass, "starvation-timeout", g_strdup_printf(
         "a command older than this is served next: 0 (none) to %" PRId64

@@ -1,0 +1,168 @@
+#!/bin/bash
+# Run blktests (the Linux block layer's test suite) from your own checkout in
+# a guest whose TEST_DEVS is an ncq-disk drive, and tell what passed.
+#
+#   scripts/run-blktests.sh [options] CHECKOUT [TESTS...]
+#
+# CHECKOUT is a blktests tree (git clone of osandov/blktests); TESTS are what
+# its ./check takes: groups (block, scsi) or tests (block/005); default
+# "block scsi".  The checkout is copied and built (make: its src/ helpers)
+# under $NCQ_CACHE/blktests/, added to the guest image at /opt/blktests with
+# what it needs (images/build-image.sh --add, --package), and run there as
+# root with TEST_DEVS=(/dev/sda), the ncq-disk.
+#
+#   --debian bookworm|trixie  the guest's kernel: Debian 12's 6.1 (default) or
+#                             Debian 13's 6.12
+#   --device LINE             the drive's -device line without drive=/bus=/id=
+#                             (default: ncq-disk,model=st3400620as)
+#   --disk-size SIZE          the drive's capacity (default 1G)
+#   --smp N                   guest CPUs (default 4: block/022 wants 2)
+#   --memory SIZE             guest RAM (default 1G)
+#   --test-timeout S          blktests' TIMEOUT: the most one test's fio runs (default 30)
+#   --timeout S               the whole run's bound in guest seconds (default 3600)
+#   --package NAME            one more Debian package in the image (repeatable)
+#   --output DIR              where blktests' results/ go (default ./blktests-results)
+#   -h, --help                this text
+#
+# Prints each test's verdict as blktests does ("block/005 ... [passed]"),
+# then "blktests: N passed, N failed, N not run".  Exit status 0 when nothing
+# failed, 1 when a test failed, 2 when the run itself did not complete.
+# docs/kernel-testing.md ("blktests") has a walk-through, docs/conformance.md
+# the results on ncq-disk.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { echo "run-blktests: error: $*" >&2; exit 2; }
+usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
+
+DEBIAN=bookworm DEVICE=ncq-disk,model=st3400620as DISK_SIZE=1G SMP=4 MEMORY=1G
+TEST_TIMEOUT=30 TIMEOUT=3600 OUTPUT=$PWD/blktests-results
+PACKAGES=()
+ARGS=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --debian | --device | --disk-size | --smp | --memory | --test-timeout | --timeout | --package | --output)
+            [ $# -ge 2 ] || die "$1 needs a value (--help)"
+            case "$1" in
+                --debian) DEBIAN=$2 ;; --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
+                --smp) SMP=$2 ;; --memory) MEMORY=$2 ;; --test-timeout) TEST_TIMEOUT=$2 ;;
+                --timeout) TIMEOUT=$2 ;; --package) PACKAGES+=(--package "$2") ;;
+                --output) OUTPUT=$2 ;;
+            esac
+            shift 2 ;;
+        -h | --help) usage 0 ;;
+        -*) echo "run-blktests: unknown option: $1" >&2; usage 2 >&2 ;;
+        *) ARGS+=("$1"); shift ;;
+    esac
+done
+[ ${#ARGS[@]} -ge 1 ] || { echo "run-blktests: CHECKOUT missing" >&2; usage 2 >&2; }
+CHECKOUT=${ARGS[0]}
+TESTS=("${ARGS[@]:1}")
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(block scsi)
+[ -f "$CHECKOUT/check" ] && [ -d "$CHECKOUT/tests" ] \
+    || die "$CHECKOUT is no blktests checkout (no ./check and tests/): git clone https://github.com/osandov/blktests and pass its directory"
+for t in "${TESTS[@]}"; do
+    case "$t" in *[!a-z0-9/_-]*) die "test '$t': want a group (block) or a test (block/005)" ;; esac
+    [ -e "$CHECKOUT/tests/$t" ] || die "test '$t': no tests/$t in $CHECKOUT"
+done
+case "$SMP" in '' | *[!0-9]* | 0) die "--smp wants a number of CPUs, got '$SMP'" ;; esac
+for v in "$TEST_TIMEOUT" "$TIMEOUT"; do
+    case "$v" in '' | *[!0-9]* | 0) die "--timeout/--test-timeout want seconds, got '$v'" ;; esac
+done
+command -v make >/dev/null && command -v gcc >/dev/null && command -v g++ >/dev/null \
+    || die "make, gcc and g++ are needed to build blktests' helpers: apt-get install build-essential"
+
+CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
+# 1. a private copy of the checkout, built
+CHECKOUT=$(cd "$CHECKOUT" && pwd)
+WORK=$CACHE/blktests/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
+mkdir -p "$WORK"
+rm -rf "$WORK/tree"
+mkdir -p "$WORK/tree"
+(cd "$CHECKOUT" && tar --exclude=./.git --exclude=./results --exclude=./config -cf - .) | tar -C "$WORK/tree" -xf -
+echo "run-blktests: building $CHECKOUT's helpers (make, log in $WORK/make.log)" >&2
+nice -n 5 make -C "$WORK/tree" -j2 >"$WORK/make.log" 2>&1 \
+    || die "make in a copy of $CHECKOUT failed; the end of $WORK/make.log: $(tail -3 "$WORK/make.log" | tr '\n' ' ')"
+# blktests' config: the drive
+printf '%s\n' "TEST_DEVS=(/dev/sda)" "TIMEOUT=$TEST_TIMEOUT" >"$WORK/tree/config"
+
+# 2. QEMU and the image: blktests, udevadm (its scripts 'udevadm settle'),
+# xfs_io (xfsprogs), setpci (pciutils)
+if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
+    NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+fi
+NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian "$DEBIAN" \
+    --add "$WORK/tree:/opt/blktests" --package udev --package xfsprogs \
+    --package pciutils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
+export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
+
+# 3. the run
+mkdir -p "$OUTPUT"
+exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
+import io
+import re
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+root, output, device, disk_size, smp, memory, timeout = sys.argv[1:8]
+tests = sys.argv[8:]
+sys.path.insert(0, str(Path(root) / "guest-tests"))
+import ncqguest  # noqa: E402
+
+# blktests prints "block/005 => sda (...)   [passed]" per test, then its
+# indented details (runtime, the reason of a "not run"); a failure also
+# leaves results/<dev>/<test>.out.bad and .full
+VERDICT = re.compile(r"^(\S+/\d+)\b.*\[(passed|failed|not run)\]\s*$")
+script = f"""
+cd /opt/blktests
+mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+./check -o $RESULTS/blktests {' '.join(tests)}
+echo "check-exit $?"
+"""
+work = Path(tempfile.mkdtemp(prefix="ncq-blktests-"))
+guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
+                       memory=memory, smp=int(smp), snapshot=False,
+                       timeout_s=int(timeout) * 3 + 600)
+try:
+    r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
+except ncqguest.GuestError as e:
+    print(f"run-blktests: error: the guest did not finish: {e}", file=sys.stderr)
+    sys.exit(2)
+out = Path(output)
+for name, data in r.files.items():
+    if name.startswith("blktests/"):
+        dst = out / name[len("blktests/"):]
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+(out / "output.txt").write_text(r.output)
+(out / "dmesg.txt").write_text(r.dmesg)
+(out / "console.txt").write_text(r.console)
+counts = {"passed": 0, "failed": 0, "not run": 0}
+lines = r.output.replace("\r", "\n").splitlines()
+for i, line in enumerate(lines):
+    m = VERDICT.match(line)
+    if not m:
+        continue
+    counts[m.group(2)] += 1
+    print(line.rstrip())
+    # the indented lines after a verdict: its runtime, the reason it did
+    # not run, the diff of a failure
+    for extra in lines[i + 1:]:
+        if not extra.startswith(("    ", "\t")):
+            break
+        print(extra.rstrip())
+total = sum(counts.values())
+print(f"blktests: {counts['passed']} passed, {counts['failed']} failed, "
+      f"{counts['not run']} not run (results in {out})")
+if r.status == 137:
+    print("run-blktests: error: the run hit --timeout; the tests after the "
+          "last verdict did not run", file=sys.stderr)
+    sys.exit(2)
+if total == 0:
+    print("run-blktests: error: blktests reported no test; its output is in "
+          f"{out}/output.txt", file=sys.stderr)
+    sys.exit(2)
+sys.exit(1 if counts["failed"] else 0)
+PY
