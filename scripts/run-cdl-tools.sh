@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
             case "$1" in
                 --group)
                     case "$2" in '' | *[!0-9]*) die "--group wants a number, got '$2'" ;; esac
-                    SUITE_ARGS+=(-g "$((10#$2))") ;;
+                    SUITE_ARGS+=(-g "$(printf %02d "$((10#$2))")") ;;
                 --test)
                     case "$2" in '' | *[!0-9]*) die "--test wants a number, got '$2'" ;; esac
                     SUITE_ARGS+=(-t "$2") ;;
