@@ -10,7 +10,8 @@
 # them, else its src/*.c with gcc directly, static either way) and added to
 # the guest image with the suite's tests/ (images/build-image.sh --add); the
 # image's fio (Debian 13's 3.39) has cmdprio_hint, and bash, bc and GNU
-# time are in the image.  The suite then runs in the guest on /dev/sda.
+# time are in the image; lsscsi is added (the suite tells an ATA drive by
+# it, and skips its non-NCQ groups without it).  The suite then runs in the guest on /dev/sda.
 #
 #   --quick                   the suite's --quick (20 s fio runs, stop on error)
 #   --group NN                only this group (repeatable; the suite's -g)
@@ -22,7 +23,8 @@
 #   --output DIR              where the suite's logs go (default ./cdl-tools-results)
 #   -h, --help                this text
 #
-# Prints each test's verdict as the suite does ("==== Test 0100 -> PASS"),
+# Prints each test's number, verdict and title ("0001 PASS    cdladm (get
+# device information)"),
 # then "cdl-tools: N passed, N failed, N skipped, N warnings".  Exit status 0
 # when no test failed, 1 when one did (the suite's own script exits 0 either
 # way), 2 when the run itself did not complete.  docs/cdl.md has the results
@@ -93,7 +95,7 @@ if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
 fi
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian trixie \
     --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
-    | tail -1) || die "guest image build failed"
+    --package lsscsi | tail -1) || die "guest image build failed"
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
@@ -111,7 +113,10 @@ suite_args = sys.argv[6:]
 sys.path.insert(0, str(Path(root) / "guest-tests"))
 import ncqguest  # noqa: E402
 
-VERDICT = re.compile(r"^==== Test (\d+) -> (PASS|FAILED|SKIP|WARNING)\s*$")
+# "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
+# around PASS and FAILED)
+VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[[0-9;]*m)?"
+                     r"(PASS|FAILED|FAIL|SKIP|WARNING)")
 script = f"""
 cd /opt/cdl-tests
 bash ./cdl-tests.sh {' '.join(shlex.quote(a) for a in suite_args)} \\
@@ -135,15 +140,12 @@ for name, data in r.files.items():
 (out / "output.txt").write_text(r.output)
 (out / "dmesg.txt").write_text(r.dmesg)
 counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
-title = {}
 for line in r.output.splitlines():
-    m = re.match(r"^==== Test (\d+): (.*)$", line)
-    if m:
-        title[m.group(1)] = m.group(2)
     m = VERDICT.match(line)
     if m:
-        counts[m.group(2)] += 1
-        print(f"{m.group(1)} {m.group(2):7} {title.get(m.group(1), '')}")
+        verdict = "FAILED" if m.group(3) == "FAIL" else m.group(3)
+        counts[verdict] += 1
+        print(f"{m.group(1)} {verdict:7} {m.group(2)}")
 print(f"cdl-tools: {counts['PASS']} passed, {counts['FAILED']} failed, "
       f"{counts['SKIP']} skipped, {counts['WARNING']} warnings "
       f"(logs in {out})")
