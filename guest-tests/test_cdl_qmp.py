@@ -22,7 +22,7 @@ def test_query_and_set(run_qemu):
         ("ncq-disk-set-cdl", {"id": "disk0", "enabled": True,
                               "read": [_desc(2, 20000, 0xF)],
                               "write": [_desc(7, active_us=5000,
-                                              active_policy=0xE)]}),
+                                              active_policy=0xD)]}),
         ("query-ncq-disk-cdl", {"id": "disk0"}),
     ])
     before, done, after = p.replies
@@ -35,7 +35,7 @@ def test_query_and_set(run_qemu):
     assert after["return"]["enabled"] is True
     assert after["return"]["read"][1] == _desc(2, 20000, 0xF)
     assert after["return"]["write"][6] == _desc(7, active_us=5000,
-                                                active_policy=0xE)
+                                                active_policy=0xD)
     assert after["return"]["read"][0] == _desc(1)
 
 
@@ -49,14 +49,20 @@ def test_bad_descriptors_refused_whole(run_qemu):
         ("ncq-disk-set-cdl", {"id": "disk0",
                               "write": [_desc(2, total_us=700000000)]}),
         ("ncq-disk-set-cdl", {"id": "disk0", "read": [_desc(8, 1000)]}),
+        # Eh (abort due to error recovery) is SCSI's; reserved for ATA
+        ("ncq-disk-set-cdl", {"id": "disk0",
+                              "read": [_desc(4, active_us=1000,
+                                             active_policy=0xE)]}),
         ("query-ncq-disk-cdl", {"id": "disk0"}),
     ])
-    reserved, too_long, index, after = p.replies
+    reserved, too_long, index, scsi_only, after = p.replies
     assert "read descriptor 3: max inactive time policy 0x1 is reserved" \
         in reserved["error"]["desc"]
     assert "write descriptor 2: total time 700000000 us is beyond the " \
         "longest limit" in too_long["error"]["desc"]
     assert "index 8: give 1 to 7" in index["error"]["desc"]
+    assert "read descriptor 4: max active time policy 0xe is reserved" \
+        in scsi_only["error"]["desc"]
     # nothing of the refused commands was stored, not even the good one
     assert after["return"]["read"][0] == _desc(1)
 

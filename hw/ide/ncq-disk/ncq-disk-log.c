@@ -370,7 +370,10 @@ static void ncq_disk_log_directory(NcqDisk *d, uint16_t page, uint8_t *buf,
     stw_le_p(buf, 0x0001);          /* GPL/SMART logging version */
 }
 
-/* READ/WRITE LOG EXT can move 2 pages of io_buffer at most, and more */
+/*
+ * The most pages one command moves: what s->io_buffer holds (256).  No
+ * log here is that long, so a larger count is beyond the log anyway.
+ */
 static uint32_t ncq_disk_log_max_pages(void)
 {
     return IDE_DMA_BUF_SECTORS;
@@ -492,7 +495,8 @@ static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
                      (s->hob_nsector << 8) | s->nsector;
     const NcqDiskLog *l = ncq_disk_log_find(d, addr, where);
 
-    trace_ncq_disk_write_log(d, addr, page, count);
+    trace_ncq_disk_write_log(d, where == NCQ_LOG_SMART ? "SMART WRITE LOG" :
+                             "WRITE LOG (DMA) EXT", addr, page, count);
     if (!l || !ncq_disk_log_may_write(d, l, page, count) ||
         !l->write(d, page, count, s->io_buffer)) {
         return false;
@@ -539,6 +543,8 @@ bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
                  cmd == ATA_CMD_WRITE_LOG_DMA_EXT;
     const NcqDiskLog *l = ncq_disk_log_find(d, addr, NCQ_LOG_GPL);
     unsigned how = NCQ_LOG_GPL;
+    const char *name = write ? (dma ? "WRITE LOG DMA EXT" : "WRITE LOG EXT") :
+                       (dma ? "READ LOG DMA EXT" : "READ LOG EXT");
 
     if (dma && !ncq_disk_log_dma_supported(d)) {
         return ncq_disk_log_refuse(d, s);
@@ -548,7 +554,7 @@ bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
     }
     if (write) {
         if (!l || !ncq_disk_log_may_write(d, l, page, count)) {
-            trace_ncq_disk_write_log(d, addr, page, count);
+            trace_ncq_disk_write_log(d, name, addr, page, count);
             return ncq_disk_log_refuse(d, s);
         }
         if (!dma) {
@@ -564,7 +570,7 @@ bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
         s->status = READY_STAT | SEEK_STAT;
         return true;
     }
-    trace_ncq_disk_read_log(d, addr, page, count);
+    trace_ncq_disk_read_log(d, name, addr, page, count);
     if (!l || !ncq_disk_log_fill(d, s, l, page, count, how)) {
         return ncq_disk_log_refuse(d, s);
     }
@@ -587,7 +593,7 @@ bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s)
     uint32_t count = (uint8_t)s->nsector;
     const NcqDiskLog *l = ncq_disk_log_find(d, s->sector, NCQ_LOG_SMART);
 
-    trace_ncq_disk_read_log(d, s->sector, 0, count);
+    trace_ncq_disk_read_log(d, "SMART READ LOG", s->sector, 0, count);
     if (!l || !ncq_disk_log_fill(d, s, l, 0, count, NCQ_LOG_SMART)) {
         return ncq_disk_log_refuse(d, s);
     }
@@ -604,7 +610,7 @@ bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s)
     const NcqDiskLog *l = ncq_disk_log_find(d, s->sector, NCQ_LOG_SMART);
 
     if (!l || !ncq_disk_log_may_write(d, l, 0, count)) {
-        trace_ncq_disk_write_log(d, s->sector, 0, count);
+        trace_ncq_disk_write_log(d, "SMART WRITE LOG", s->sector, 0, count);
         return ncq_disk_log_refuse(d, s);
     }
     s->status = READY_STAT | SEEK_STAT;

@@ -1,0 +1,161 @@
+#!/bin/bash
+# Run Western Digital's Command Duration Limits test suite (cdl-tools'
+# tests/cdl-tests.sh) from your own checkout in a Linux 6.12 guest on an
+# ncq-disk drive with CDL, and tell what passed.
+#
+#   scripts/run-cdl-tools.sh [options] CHECKOUT
+#
+# CHECKOUT is a cdl-tools tree (git clone of westerndigitalcorporation/
+# cdl-tools).  Its cdladm is built on the host (autotools when the host has
+# them, else its src/*.c with gcc directly, static either way) and added to
+# the guest image with the suite's tests/ (images/build-image.sh --add); the
+# image's fio (Debian 13's 3.39) has cmdprio_hint, and bash, bc and GNU
+# time are in the image; lsscsi is added (the suite tells an ATA drive by
+# it, and skips its non-NCQ groups without it).  The suite then runs in the guest on /dev/sda.
+#
+#   --quick                   the suite's --quick (20 s fio runs, stop on error)
+#   --group NN                only this group (repeatable; the suite's -g)
+#   --test NNNN               only this test (repeatable; the suite's -t)
+#   --device LINE             the drive's -device line without drive=/bus=/id=
+#                             (default: ncq-disk,model=seagate-exos-x18,cdl=on)
+#   --disk-size SIZE          the drive's capacity (default 64G)
+#   --timeout S               the whole run's bound in guest seconds (default 7200)
+#   --output DIR              where the suite's logs go (default ./cdl-tools-results)
+#   -h, --help                this text
+#
+# Prints each test's number, verdict and title ("0001 PASS    cdladm (get
+# device information)"),
+# then "cdl-tools: N passed, N failed, N skipped, N warnings".  Exit status 0
+# when no test failed, 1 when one did (the suite's own script exits 0 either
+# way), 2 when the run itself did not complete.  docs/cdl.md has the results
+# on ncq-disk.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+die() { echo "run-cdl-tools: error: $*" >&2; exit 2; }
+usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
+
+DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE=64G TIMEOUT=7200
+OUTPUT=$PWD/cdl-tools-results
+SUITE_ARGS=()
+ARGS=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --group | --test | --device | --disk-size | --timeout | --output)
+            [ $# -ge 2 ] || die "$1 needs a value (--help)"
+            case "$1" in
+                --group)
+                    case "$2" in '' | *[!0-9]*) die "--group wants a number, got '$2'" ;; esac
+                    SUITE_ARGS+=(-g "$(printf %02d "$((10#$2))")") ;;
+                --test)
+                    case "$2" in '' | *[!0-9]*) die "--test wants a number, got '$2'" ;; esac
+                    SUITE_ARGS+=(-t "$2") ;;
+                --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
+                --timeout) TIMEOUT=$2 ;; --output) OUTPUT=$2 ;;
+            esac
+            shift 2 ;;
+        --quick) SUITE_ARGS+=(--quick); shift ;;
+        -h | --help) usage 0 ;;
+        -*) echo "run-cdl-tools: unknown option: $1" >&2; usage 2 >&2 ;;
+        *) ARGS+=("$1"); shift ;;
+    esac
+done
+[ ${#ARGS[@]} -eq 1 ] || { echo "run-cdl-tools: give one CHECKOUT" >&2; usage 2 >&2; }
+CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such directory"
+[ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \
+    || die "$CHECKOUT is no cdl-tools checkout (no tests/cdl-tests.sh and src/): git clone https://github.com/westerndigitalcorporation/cdl-tools and pass its directory"
+case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
+command -v gcc >/dev/null || die "gcc is needed to build cdladm: apt-get install build-essential"
+
+CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
+# 1. cdladm, built from a private copy of the checkout
+WORK=$CACHE/cdl-tools/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
+rm -rf "$WORK/tree"
+mkdir -p "$WORK/tree"
+(cd "$CHECKOUT" && tar --exclude=./.git -cf - .) | tar -C "$WORK/tree" -xf -
+version=$(git -C "$CHECKOUT" describe --always --dirty 2>/dev/null || echo unknown)
+echo "run-cdl-tools: building cdladm of $CHECKOUT ($version; log in $WORK/build.log)" >&2
+if command -v autoreconf >/dev/null && command -v make >/dev/null; then
+    (cd "$WORK/tree" && ./autogen.sh && ./configure LDFLAGS=-static &&
+        nice -n 5 make -j2) >"$WORK/build.log" 2>&1 \
+        || die "building cdladm failed; the end of $WORK/build.log: $(tail -3 "$WORK/build.log" | tr '\n' ' ')"
+    CDLADM=$WORK/tree/src/cdladm
+else
+    # no autotools: what configure would give it is its version
+    echo "#define PACKAGE_VERSION \"$version\"" >"$WORK/tree/src/config.h"
+    nice -n 5 gcc -O2 -static -o "$WORK/cdladm" "$WORK/tree"/src/*.c \
+        >"$WORK/build.log" 2>&1 \
+        || die "building cdladm failed; the end of $WORK/build.log: $(tail -3 "$WORK/build.log" | tr '\n' ' ')"
+    CDLADM=$WORK/cdladm
+fi
+
+# 2. QEMU and the 6.12 image with cdladm and the suite
+if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
+    NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+fi
+NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian trixie \
+    --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
+    --package lsscsi | tail -1) || die "guest image build failed"
+export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
+
+# 3. the run
+mkdir -p "$OUTPUT"
+exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" \
+    "${SUITE_ARGS[@]}" <<'PY'
+import re
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+root, output, device, disk_size, timeout = sys.argv[1:6]
+suite_args = sys.argv[6:]
+sys.path.insert(0, str(Path(root) / "guest-tests"))
+import ncqguest  # noqa: E402
+
+# "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
+# around PASS and FAILED)
+VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[[0-9;]*m)?"
+                     r"(PASS|FAILED|FAIL|SKIP|WARNING)")
+script = f"""
+cd /opt/cdl-tests
+bash ./cdl-tests.sh {' '.join(shlex.quote(a) for a in suite_args)} \\
+    --logdir $RESULTS/logs /dev/sda
+echo "cdl-tests-exit $?"
+"""
+work = Path(tempfile.mkdtemp(prefix="ncq-cdl-tools-"))
+guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
+                       snapshot=False, timeout_s=int(timeout) * 3 + 600)
+try:
+    r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
+except ncqguest.GuestError as e:
+    print(f"run-cdl-tools: error: the guest did not finish: {e}",
+          file=sys.stderr)
+    sys.exit(2)
+out = Path(output)
+for name, data in r.files.items():
+    dst = out / name
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_bytes(data)
+(out / "output.txt").write_text(r.output)
+(out / "dmesg.txt").write_text(r.dmesg)
+counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
+for line in r.output.splitlines():
+    m = VERDICT.match(line)
+    if m:
+        verdict = "FAILED" if m.group(3) == "FAIL" else m.group(3)
+        counts[verdict] += 1
+        print(f"{m.group(1)} {verdict:7} {m.group(2)}")
+print(f"cdl-tools: {counts['PASS']} passed, {counts['FAILED']} failed, "
+      f"{counts['SKIP']} skipped, {counts['WARNING']} warnings "
+      f"(logs in {out})")
+if r.status == 137:
+    print("run-cdl-tools: error: the run hit --timeout; the tests after the "
+          "last verdict did not run", file=sys.stderr)
+    sys.exit(2)
+if not sum(counts.values()):
+    print("run-cdl-tools: error: the suite reported no test; its output is "
+          f"in {out}/output.txt", file=sys.stderr)
+    sys.exit(2)
+sys.exit(1 if counts["FAILED"] else 0)
+PY
