@@ -87,13 +87,13 @@ nice -n 5 make -C "$WORK/tree" -j2 >"$WORK/make.log" 2>&1 \
 printf '%s\n' "TEST_DEVS=(/dev/sda)" "TIMEOUT=$TEST_TIMEOUT" >"$WORK/tree/config"
 
 # 2. QEMU and the image: blktests, udevadm (its scripts 'udevadm settle'),
-# xfs_io (xfsprogs), setpci (pciutils)
+# xfs_io (xfsprogs), setpci (pciutils), column (bsdextrautils: ./check's table)
 if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
     NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 fi
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian "$DEBIAN" \
     --add "$WORK/tree:/opt/blktests" --package udev --package xfsprogs \
-    --package pciutils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
+    --package pciutils --package bsdextrautils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
@@ -117,7 +117,9 @@ import ncqguest  # noqa: E402
 VERDICT = re.compile(r"^(\S+/\d+)\b.*\[(passed|failed|not run)\]\s*$")
 script = f"""
 cd /opt/blktests
-mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+# what systemd would have mounted: configfs (null_blk's devices), cgroup2
+modprobe configfs && mount -t configfs none /sys/kernel/config
+mount -t cgroup2 none /sys/fs/cgroup
 ./check -o $RESULTS/blktests {' '.join(tests)}
 echo "check-exit $?"
 """
