@@ -77,6 +77,9 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 CHECKOUT=$(cd "$CHECKOUT" && pwd)
 WORK=$CACHE/blktests/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
 mkdir -p "$WORK"
+# one run at a time prepares a checkout's copy and image (the guests run in parallel)
+exec 9>"$WORK/.lock"
+flock 9
 rm -rf "$WORK/tree"
 mkdir -p "$WORK/tree"
 (cd "$CHECKOUT" && tar --exclude=./.git --exclude=./results --exclude=./config -cf - .) | tar -C "$WORK/tree" -xf -
@@ -95,6 +98,7 @@ NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian "$DEBIAN" \
     --add "$WORK/tree:/opt/blktests" --package udev --package xfsprogs \
     --package pciutils --package bsdextrautils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
+exec 9>&-
 
 # 3. the run
 mkdir -p "$OUTPUT"
