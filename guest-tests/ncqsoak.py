@@ -241,9 +241,10 @@ class Soak:
                 roll = self.rng.random()
                 if roll < 0.5:
                     # The firmware's settings.  Not queue-depth: Linux
-                    # does not read IDENTIFY again, and a drive that
-                    # advertises less than the tags in use aborts them
-                    # (docs/device.md); the guest changes the depth it
+                    # does not read IDENTIFY again, and a drive whose
+                    # depth falls below the commands Linux keeps in
+                    # flight aborts the ones beyond it (docs/device.md);
+                    # the guest changes the depth it
                     # uses through sysfs instead.
                     args = {"id": member}
                     which = self.rng.random()

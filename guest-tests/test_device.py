@@ -234,6 +234,28 @@ def test_queue_depth_property_sets_linux_queue_depth(boots):
         assert max(r["queue_len"] for r in _qd32(b)) == 7
 
 
+def test_queue_depth_8_keeps_ncq_on(boots):
+    """queue-depth=8 (the README's and demo.sh --help's example): libata
+    numbers NCQ tags round-robin over the AHCI port's 32 whatever the
+    drive's depth, and only keeps at most 8 outstanding (docs/device.md,
+    "Queue depth below 32").  The drive takes every tag, so fio at
+    iodepth 32 runs without one failed command and NCQ stays on (it used
+    to end in "NCQ disabled due to excessive errors" on 6.1)."""
+    b = get(boots, "qd8-notiming")
+    dmesg = b.res.dmesg
+    assert "NCQ disabled" not in dmesg, dmesg
+    assert "failed command" not in dmesg, dmesg
+    assert "NCQ (depth 8)" in dmesg, dmesg
+    assert b.res.collected[f"{DEV}/queue_depth"] == "8"
+    for name, ios in (("qd32.json", READ_IOS_QD32),
+                      ("full.json", READ_IOS_FULL)):
+        out = fio_json(b.res, name)
+        assert out["global options"]["iodepth"] == "32"
+        job = out["jobs"][0]
+        assert job["error"] == 0, job
+        assert job["read"]["total_ios"] == ios, job["read"]
+
+
 # 3 ---------------------------------------------------------------------
 
 

@@ -60,6 +60,7 @@ READ_FPDMA, WRITE_FPDMA = 0x60, 0x61
 READ_DMA_EXT, WRITE_DMA_EXT = 0x25, 0x35
 FLUSH_EXT, IDENTIFY, SET_FEATURES = 0xEA, 0xEC, 0xEF
 READ_LOG_EXT, READ_LOG_DMA_EXT = 0x2F, 0x47
+WRITE_LOG_EXT, WRITE_LOG_DMA_EXT = 0x3F, 0x57
 
 
 def op_write(off, value):
@@ -139,6 +140,7 @@ EXPECTED = {
     "non-queued": {"R": 1, "W": 1, "F": 1},
     "ncq-tag-reuse": {},
     "ncq-reset": {"W": 1},
+    "logs": {"R": 1},
 }
 
 
@@ -205,6 +207,22 @@ def seeds():
     ops += port_start() + issue(0, fpdma(False, 0, 0x1000, 8))
     ops += [op_write(GHC, GHC_HR)] + op_clock(4)
     s["ncq-reset"] = ops
+
+    # The log commands, PIO and DMA (hw/ide/ncq-disk/ncq-disk-log.c's
+    # table), a READ DMA EXT with a CDL index in FEATURE; last a WRITE LOG
+    # DMA EXT of the CDL log (18h: refused without cdl=on, which halts the
+    # port; stored with it) and a WRITE LOG EXT of a read-only log.
+    ops = port_start()
+    for slot, fis in enumerate([
+            h2d(IDENTIFY, device=0),
+            h2d(READ_LOG_DMA_EXT, lba=0x04, count=2, device=0),
+            h2d(READ_LOG_EXT, lba=0x11, count=1, device=0),
+            h2d(READ_LOG_DMA_EXT, lba=0x30, count=9, device=0),
+            h2d(READ_DMA_EXT, lba=0x6000, count=8, features=1),
+            h2d(WRITE_LOG_DMA_EXT, lba=0x18, count=1, device=0),
+            h2d(WRITE_LOG_EXT, lba=0x10, count=1, device=0)]):
+        ops += issue(slot, fis, ncq=False) + op_clock(4)
+    s["logs"] = ops
     return s
 
 

@@ -109,6 +109,8 @@ def main():
                                 f"{msg[-3000:]}\n```\n")
                 continue
             result["report_wall_s"] = time.monotonic() - t0
+            # what made it: guest-tests/test_report_inputs.py compares
+            result["inputs"] = sc.inputs(mod)
             sc.dump(result, saved)
         pngs = mod.plot(result, out)
         fails = mod.check(result)

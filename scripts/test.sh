@@ -37,13 +37,100 @@ fi
 NCQ_SNAPSHOT_SESSION=${NCQ_SNAPSHOT_SESSION:-$(date +%s)}
 export NCQ_SNAPSHOT_SESSION
 
+passed=0 failed=0 skipped=0
+tally() {   # tally PASSED FAILED SKIPPED
+    passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
+}
+
+# The pinned source first: the QEMU build and checkpatch (below, in the
+# background) both read it, and two fetches from nothing would race.
+step "fetch the pinned QEMU source"
+"$HERE/fetch-qemu.sh" >/dev/null || die "fetching the QEMU source failed"
+
+mkdir -p "$ROOT/_build"
+# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
+# images/build-image.sh --kernel ...), and the second-kernel step is left out.
+if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
+    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
+        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
+    USER_IMAGE=1
+else
+    USER_IMAGE=0
+fi
+second_kernel=0
+if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
+    second_kernel=1
+fi
+
+# The steps that need no QEMU (the model's unit tests, style, the plain
+# pytest suites, both guest images) run in the background from here, one
+# after the other, beside the QEMU build: its series walk keeps one core
+# of two idle most of the time (a link, a meson regeneration, a qtest run
+# per patch).  Each writes its output to a file; they are printed and
+# tallied below, in the suite's order, once the build is done.
+# BUILD_MODEL: the standalone model build the unit tests and the pytest
+# suites share.
+BUILD_MODEL=$ROOT/_build/model
+early_dir=$ROOT/_build/early
+rm -rf "$early_dir"; mkdir -p "$early_dir"
+# early_step NAME COMMAND...: one background step, its output in
+# $early_dir/NAME.out (first line: when it began), its exit status in
+# $early_dir/NAME.rc
+early_step() {
+    local name=$1; shift
+    { printf '=== [%dm%02ds] (in the background, beside the QEMU build) ===\n' \
+          $((SECONDS / 60)) $((SECONDS % 60))
+      "$@"; } >"$early_dir/$name.out" 2>&1
+    echo $? >"$early_dir/$name.rc"
+}
+unit_tests() {
+    if [ ! -f "$BUILD_MODEL/build.ninja" ]; then
+        meson setup "$BUILD_MODEL" >/dev/null || return 1
+    fi
+    meson test -C "$BUILD_MODEL" --print-errorlogs
+}
+pytest_run() { python3 -m pytest -q -p no:cacheprovider "$@"; }
+# The images first: mostly downloads, and the guest tests wait for them.
+early_steps() {
+    if [ "$USER_IMAGE" = 0 ]; then
+        early_step image "$ROOT/images/build-image.sh"
+    fi
+    if [ "$second_kernel" = 1 ]; then
+        early_step image612 "$ROOT/images/build-image.sh" --debian trixie
+    fi
+    early_step unit unit_tests
+    early_step checkpatch "$HERE/checkpatch.sh"
+    if [ -d "$ROOT/tests/repo" ]; then
+        early_step repo pytest_run tests/repo
+    fi
+    early_step validation pytest_run tests/validation
+    early_step compare pytest_run tests/compare
+    early_step fit pytest_run tests/fit
+}
+early_steps &
+early_pid=$!
+asan_pid=
+# the suite stopped early (die, ^C): stop the background work too
+trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"' EXIT
+
 step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
 
-passed=0 failed=0 skipped=0
-tally() {   # tally PASSED FAILED SKIPPED
-    passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
+# early_wait NAME: until the background step NAME has ended (or the
+# background work has, without it: then it counts as failed)
+early_wait() {
+    while [ ! -f "$early_dir/$1.rc" ] && kill -0 "$early_pid" 2>/dev/null; do
+        sleep 1
+    done
+}
+# early_show NAME TITLE: the step's title and its output (tallied by the
+# caller), once it has ended; returns the step's exit status.
+early_show() {
+    step "$2"
+    early_wait "$1"
+    cat "$early_dir/$1.out" >&2
+    return "$(cat "$early_dir/$1.rc" 2>/dev/null || echo 1)"
 }
 
 # fuzz_steps: the fuzzer's part of the suite, each tallied: every input of
@@ -81,45 +168,35 @@ fuzz_steps() {
 # nothing took 31 min 54 s with it in line).  Its tests run in line, after
 # the guest tests on 6.1 (asan_steps below): ahci-test's migration cases
 # under ASan failed once with the guest tests beside them.
-asan_pid=
 if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
-    mkdir -p "$ROOT/_build"
     asan_log=$ROOT/_build/asan-build.log
     step "the ASan/UBSan (fuzz flavour) build: in the background, log $asan_log"
     "$HERE/build-qemu.sh" --fuzz >"$asan_log" 2>&1 &
     asan_pid=$!
-    # the suite stopped early (die, ^C): stop the background build too
-    trap '[ -z "$asan_pid" ] || kill_tree "$asan_pid"' EXIT
 fi
-# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
-# images/build-image.sh --kernel ...), and the second-kernel step is left out.
-if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
-    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
-        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
+
+if [ "$USER_IMAGE" = 1 ]; then
     step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
-    USER_IMAGE=1
 else
-    step "build the guest image (Debian 12, 6.1)"
-    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
-    USER_IMAGE=0
+    early_show image "build the guest image (Debian 12, 6.1)" \
+        || die "guest image build failed"
+    NCQ_IMAGE_DIR=$(tail -1 "$early_dir/image.out")
 fi
 export NCQ_IMAGE_DIR
 
 step "model unit tests (meson test)"
-BUILD_MODEL=$ROOT/_build/model
-if [ ! -f "$BUILD_MODEL/build.ninja" ]; then
-    meson setup "$BUILD_MODEL" >/dev/null || die "meson setup of the model build failed"
-fi
-meson test -C "$BUILD_MODEL" --print-errorlogs 2>&1 | tee "$BUILD_MODEL/test.out" | \
-    grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" >&2
-ok=$(awk '/^Ok:/ {print $2}' "$BUILD_MODEL/test.out")
-bad=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s + 0}' "$BUILD_MODEL/test.out")
-sk=$(awk '/^Skipped:/ {print $2}' "$BUILD_MODEL/test.out")
+early_wait unit
+cp "$early_dir/unit.out" "$BUILD_MODEL/test.out" 2>/dev/null
+grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):|^===" \
+    "$early_dir/unit.out" >&2
+ok=$(awk '/^Ok:/ {print $2}' "$early_dir/unit.out")
+bad=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s + 0}' "$early_dir/unit.out")
+sk=$(awk '/^Skipped:/ {print $2}' "$early_dir/unit.out")
 [ -n "$ok" ] || { echo "test: meson test printed no summary" >&2; bad=$((bad + 1)); ok=0; }
 tally "$ok" "$bad" "${sk:-0}"
 
-step "style (QEMU's checkpatch.pl on every C file and patch)"
-"$HERE/checkpatch.sh" 2>&1 | tee "$ROOT/_build/checkpatch.out" >&2
+early_show checkpatch "style (QEMU's checkpatch.pl on every C file and patch)"
+cp "$early_dir/checkpatch.out" "$ROOT/_build/checkpatch.out"
 q=$(tail -1 "$ROOT/_build/checkpatch.out")
 if [[ $q =~ checkpatch:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
     tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
@@ -175,7 +252,11 @@ pytest_step() {
     local name=$1 out=$2; shift 2
     step "$name"
     python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$out" >&2
-    local line p f s
+    pytest_tally "$out"
+}
+# pytest_tally OUT: tally pytest's summary line in OUT
+pytest_tally() {
+    local out=$1 line p f s
     line=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" "$out" | tail -1)
     p=$(grep -oE "[0-9]+ passed" <<<"$line" | cut -d' ' -f1)
     f=$(grep -oE "[0-9]+ (failed|error|errors)" <<<"$line" | awk '{s += $1} END {print s + 0}')
@@ -186,8 +267,15 @@ pytest_step() {
 
 # Checks of the repository itself (layout, no citation of outside files,
 # ...): plain pytest, no guest.
+# early_pytest NAME TITLE: a pytest suite run in the background, shown
+# and tallied
+early_pytest() {
+    early_show "$1" "$2"
+    cp "$early_dir/$1.out" "$ROOT/_build/pytest-$1.out"
+    pytest_tally "$ROOT/_build/pytest-$1.out"
+}
 if [ -d "$ROOT/tests/repo" ]; then
-    pytest_step "repository checks (pytest tests/repo)" "$ROOT/_build/pytest-repo.out" tests/repo
+    early_pytest repo "repository checks (pytest tests/repo)"
 fi
 
 # The icount series' own reproducer (tests/icount): a small firmware under
@@ -197,16 +285,16 @@ pytest_step "icount determinism (pytest tests/icount)" "$ROOT/_build/pytest-icou
 
 # The validation sheets (docs/validation): each published figure of each
 # model within its tolerance, one test per row; the sheets up to date.
-pytest_step "validation sheets (pytest tests/validation)" "$ROOT/_build/pytest-validation.out" tests/validation
+early_pytest validation "validation sheets (pytest tests/validation)"
 
 # scripts/compare.py's matrix parsing, metrics, baseline, shards and report,
 # without a guest (its end-to-end run is guest-tests/test_compare.py).
-pytest_step "comparison tool (pytest tests/compare)" "$ROOT/_build/pytest-compare.out" tests/compare
+early_pytest compare "comparison tool (pytest tests/compare)"
 
 # tools/ncq-fit: the fitting maths on synthetic samples, the probe's
 # refusals, fit-compare.py and simulate() against ncq-sim (no guest;
 # docs/ncq-fit.md; the round trip in a guest is guest-tests/test_fit.py).
-pytest_step "ncq-fit (pytest tests/fit)" "$ROOT/_build/pytest-fit.out" tests/fit
+early_pytest fit "ncq-fit (pytest tests/fit)"
 
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_N_matches_report).  Test
@@ -225,9 +313,9 @@ asan_steps
 # The device tests, IDENTIFY (hdparm -I) and scenario 1 again on Debian 13's
 # kernel (6.12), unless NCQ_IMAGE_DIR chose the image or
 # NCQ_TEST_SECOND_KERNEL=0.
-if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
-    step "build the guest image (Debian 13, 6.12)"
-    if img612=$("$ROOT/images/build-image.sh" --debian trixie | tail -1); then
+if [ "$second_kernel" = 1 ]; then
+    if early_show image612 "build the guest image (Debian 13, 6.12; built beside the QEMU build)"; then
+        img612=$(tail -1 "$early_dir/image612.out")
         NCQ_IMAGE_DIR=$img612 pytest_step "guest tests on 6.12 (pytest)" \
             "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
             guest-tests/test_kernels.py guest-tests/test_device.py \
@@ -239,6 +327,10 @@ if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
         tally 0 1 0
     fi
 fi
+
+# the background steps have all been shown by now: reap them
+wait "$early_pid" 2>/dev/null
+early_pid=
 
 step "snapshot cache: clean-up (entries this run used are kept)"
 (cd "$ROOT/guest-tests" && python3 -c 'import ncqguest, ncqsnapshot

@@ -18,6 +18,7 @@ trace, splitting and summarising traces, percentiles, CDFs, Jain's index.
 import hashlib
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -238,6 +239,65 @@ def dump(result, path):
 
 
 REPO = Path(__file__).resolve().parent.parent.parent
+
+# What makes a scenario's figures, by kind (inputs() digests each).  The
+# device: the pinned QEMU (build-qemu.sh names it), the patch series, the
+# device's and the model library's sources; the harness: the modules every
+# scenario runs through (the scenario's own module is added per scenario).
+DEVICE_INPUTS = ("scripts/build-qemu.sh", "patches/qemu", "hw/ide",
+                 "include/hw/ide", "qapi")
+MODEL_INPUTS = ("hw/ide/ncq-model/models",)
+HARNESS_INPUTS = ("guest-tests/ncqguest.py", "guest-tests/ncqqemu.py",
+                  "guest-tests/ncqsnapshot.py",
+                  "guest-tests/scenarios/__init__.py")
+
+
+def _digest(paths, leave_out=()):
+    """sha256 over the named files and every file under the named
+    folders (paths relative to the repository, sorted), names included;
+    files under leave_out are not counted."""
+    h = hashlib.sha256()
+    files = []
+    for rel in paths:
+        p = REPO / rel
+        files += sorted(p.rglob("*")) if p.is_dir() else [p]
+    for f in sorted(set(files)):
+        rel = f.relative_to(REPO).as_posix()
+        if not f.is_file() or "__pycache__" in rel or \
+                any(rel.startswith(x + "/") for x in leave_out):
+            continue
+        h.update(rel.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def scenario_files(module):
+    """The scenario's own module and the scenario modules it imports."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    out, todo = [], [name]
+    while todo:
+        n = todo.pop()
+        rel = f"guest-tests/scenarios/{n}.py"
+        if rel in out:
+            continue
+        out.append(rel)
+        text = (REPO / rel).read_text()
+        todo += re.findall(r"^from scenarios(?:\.| import )(s\d_\w+)", text,
+                           re.M)
+    return sorted(out)
+
+
+def inputs(module):
+    """What made this scenario's figures, as short digests: the guest
+    image (its directory, which images/build-image.sh names by a digest of
+    everything that goes in it), the device, the model files and the
+    harness.  A committed report records them; guest-tests/
+    test_report_inputs.py fails when the current ones differ."""
+    return {
+        "image": ncqguest.image_dir().name,
+        "device": _digest(DEVICE_INPUTS, leave_out=MODEL_INPUTS),
+        "models": _digest(MODEL_INPUTS),
+        "harness": _digest(HARNESS_INPUTS + tuple(scenario_files(module))),
+    }
 REPORT_DIR = REPO / "docs" / "report"
 # Where the scenario tests leave each fresh result (sN.json), to look at
 # when it no longer matches the committed report.
@@ -245,7 +305,7 @@ FRESH_DIR = REPO / "_build" / "scenarios"
 # Fields that hold facts of the host, not of the guest: the wall-clock
 # times of a run and of the report.  A scenario module may name more in
 # its own VOLATILE (e.g. scenario 7: the QEMU binary's digest).
-VOLATILE = frozenset({"wall_s", "report_wall_s"})
+VOLATILE = frozenset({"wall_s", "report_wall_s", "inputs"})
 MAX_SHOWN = 12
 
 

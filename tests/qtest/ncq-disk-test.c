@@ -544,24 +544,86 @@ static void test_error_duplicate_tag(void)
 }
 
 /*
- * A tag beyond the advertised queue depth is aborted.  (libqos hands out
- * slots round-robin whatever the depth: the depth leaves room for the
- * commands that follow.)
+ * queue-depth is how many commands the drive holds, not a limit on the
+ * tag (docs/device.md, "Queue depth below 32"): at queue-depth=8, eight
+ * reads tagged 24 to 31, all in the drive at once, are all served, each
+ * into its own buffer.
+ * (Linux numbers tags round-robin over the port's 32 and keeps at most
+ * the drive's depth outstanding.)
  */
-static void test_error_tag_beyond_depth(void)
+static void test_depth_any_tag_served(void)
 {
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(img_path, "queue-depth=8", &port);
-    uint64_t gbuf = ahci_alloc(ahci, 4096);
-    AHCICommand *cmd;
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 8 * 4096);
+    AHCICommand *cmd[8];
+    uint8_t out[4096], in[4096];
+    QDict *info;
+    int i, n;
 
-    cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf, 4096, 1000);
-    ncq_forge_tag(ahci, port, cmd, 20);
-    ahci_command_issue_async(ahci, cmd);
+    for (i = 0; i < 8; i++) {
+        memset(out, 0x30 + i, sizeof(out));
+        ncq_io(ahci, port, WRITE_FPDMA_QUEUED, out, sizeof(out),
+               2000 + 8 * i);
+    }
+    /* slots (and so tags: AHCI's NCQ tag is the slot) 24 to 31 */
+    ahci->port[port].next = 24;
+    for (i = 0; i < 8; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 2000 + 8 * i);
+        g_assert_cmpint(ahci_command_slot(cmd[i]), ==, 24 + i);
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
+    /* all eight are in the drive at once */
+    info = query_disk(ahci);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 8);
+    qobject_unref(info);
+    for (n = 0; ahci_px_rreg(ahci, port, AHCI_PX_SACT) ||
+                ahci_px_rreg(ahci, port, AHCI_PX_CI); n++) {
+        g_assert(!(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                   AHCI_PX_TFD_STS_ERR));
+        g_assert_cmpint(n, <, 100000);
+        qtest_clock_step_next(qts);
+    }
+    g_assert(!(ahci_px_rreg(ahci, port, AHCI_PX_TFD) & AHCI_PX_TFD_STS_ERR));
+    for (i = 0; i < 8; i++) {
+        memset(out, 0x30 + i, sizeof(out));
+        qtest_memread(qts, gbuf + 4096 * i, in, sizeof(in));
+        g_assert(!memcmp(out, in, sizeof(in)));
+        ahci_command_free(cmd[i]);
+    }
+    info = query_disk(ahci);
+    g_assert_cmpint(qdict_get_int(info, "guest-errors"), ==, 0);
+    qobject_unref(info);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A command beyond the advertised depth (the ninth at queue-depth=8,
+ * whatever its tag): ABRT, the queue dropped, log 10h names its tag.
+ */
+static void test_error_beyond_depth(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, "queue-depth=8", &port);
+    uint64_t gbuf = ahci_alloc(ahci, 9 * 4096);
+    AHCICommand *cmd[9];
+    int i;
+
+    for (i = 0; i < 9; i++) {
+        cmd[i] = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, gbuf + 4096 * i,
+                             4096, 1000 + 8 * i);
+        ahci_command_issue_async(ahci, cmd[i]);
+    }
     g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
     ncq_recover(ahci, port);
-    check_error_log(ahci, port, false, 20, ATA_ERR_ABRT, 1000);
-    ahci_command_free(cmd);
+    check_error_log(ahci, port, false, ahci_command_slot(cmd[8]),
+                    ATA_ERR_ABRT, 1000 + 8 * 8);
+    for (i = 0; i < 9; i++) {
+        ahci_command_free(cmd[i]);
+    }
     ahci_free(ahci, gbuf);
     check_still_serving(ahci, port);
     ncq_shutdown(ahci);
@@ -3104,6 +3166,466 @@ static void test_migrate_keeps_fua_prio_cdl(void)
 }
 
 /* The two sparse images the tests run on (unlinked at the end of main) */
+/* ---- logs: one table, both directories, PIO and DMA forms ---- */
+
+#define ATA_WRITE_LOG_EXT       0x3f
+#define ATA_READ_LOG_DMA_EXT    0x47
+#define ATA_WRITE_LOG_DMA_EXT   0x57
+#define ATA_SMART               0xb0
+#define SMART_READ_LOG          0xd5
+#define SMART_WRITE_LOG         0xd6
+#define CDL_PROPS               "model=seagate-exos-x18,cdl=on"
+
+/*
+ * A non-queued command libqos may not know: a command of @base's
+ * protocol and direction is patched into @code with these registers.  The
+ * PRDT covers @bytes at @gbuf.  Waits (stepping the virtual clock) until
+ * it ends; returns the error register (0: no error), *@status the status
+ * the drive ended with.
+ */
+static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
+                       uint8_t code, uint8_t feature, uint64_t lba,
+                       uint16_t count, uint64_t gbuf, uint32_t bytes,
+                       uint8_t *status)
+{
+    QTestState *qts = ahci->parent->qts;
+    AHCICommand *cmd = ahci_command_create(base);
+    AHCICommandHeader hdr;
+    uint64_t fis;
+    uint8_t slot, err = 0;
+    int i;
+
+    ahci_command_adjust(cmd, 0, gbuf, bytes, 0);
+    ahci_command_commit(ahci, cmd, port);
+    slot = ahci_command_slot(cmd);
+    ahci_get_command_header(ahci, port, slot, &hdr);
+    fis = hdr.ctba;
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, command), code);
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, feature_low), feature);
+    for (i = 0; i < 3; i++) {
+        qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo) + i,
+                     lba >> (8 * i));
+        qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_hi) + i,
+                     lba >> (24 + 8 * i));
+    }
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, device), 0x40);
+    qtest_writew(qts, fis + offsetof(RegH2DFIS, count), cpu_to_le16(count));
+    ahci_command_issue_async(ahci, cmd);
+    for (i = 0; i < 100000; i++) {
+        uint32_t tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
+
+        *status = tfd;
+        if (ahci_px_rreg(ahci, port, AHCI_PX_IS) & AHCI_PX_IS_TFES) {
+            err = tfd >> 8;
+            g_assert(err);
+            ncq_recover(ahci, port);
+            break;
+        }
+        if (!(ahci_px_rreg(ahci, port, AHCI_PX_CI) & (1 << slot)) &&
+            !(tfd & (AHCI_PX_TFD_STS_BSY | AHCI_PX_TFD_STS_DRQ))) {
+            uint32_t is = ahci_px_rreg(ahci, port, AHCI_PX_IS);
+
+            /* ended with a D2H Register FIS (PIO data-in: PIO Setup) */
+            g_assert(is & (AHCI_PX_IS_DHRS | AHCI_PX_IS_PSS));
+            ahci_px_wreg(ahci, port, AHCI_PX_IS, is);
+            break;
+        }
+        qtest_clock_step_next(qts);
+    }
+    g_assert_cmpint(i, <, 100000);
+    ahci_command_free(cmd);
+    return err;
+}
+
+/*
+ * One log command: LBA low the log, LBA mid (and LBA 39:32) the page;
+ * SMART's with its key in LBA mid/high.  The count register says
+ * @count pages, the PRDT covers @prdt_bytes.
+ */
+static uint8_t log_cmd(AHCIQState *ahci, uint8_t port, uint8_t code,
+                       uint8_t feature, uint8_t log, uint16_t page,
+                       uint16_t count, uint64_t gbuf, uint32_t prdt_bytes)
+{
+    bool smart = code == ATA_SMART;
+    bool dma = code == ATA_READ_LOG_DMA_EXT || code == ATA_WRITE_LOG_DMA_EXT;
+    bool write = code == ATA_WRITE_LOG_EXT || code == ATA_WRITE_LOG_DMA_EXT ||
+                 (smart && feature == SMART_WRITE_LOG);
+    uint8_t base = dma ? (write ? CMD_WRITE_DMA_EXT : CMD_READ_DMA_EXT) :
+                   smart ? (write ? CMD_WRITE_PIO : CMD_READ_PIO) :
+                   (write ? CMD_WRITE_PIO_EXT : CMD_READ_PIO_EXT);
+    uint64_t lba = smart ? 0xc24f00 | log :
+                   log | (uint64_t)(page & 0xff) << 8 |
+                   (uint64_t)(page >> 8) << 32;
+    uint8_t status;
+
+    return raw_cmd(ahci, port, base, code, feature, lba, count, gbuf,
+                   prdt_bytes, &status);
+}
+
+static uint8_t log_read(AHCIQState *ahci, uint8_t port, uint8_t code,
+                        uint8_t log, uint16_t page, uint16_t count,
+                        uint8_t *buf)
+{
+    uint64_t gbuf = ahci_alloc(ahci, 512 * count);
+    uint8_t err;
+
+    qtest_memset(ahci->parent->qts, gbuf, 0xaa, 512 * count);
+    err = log_cmd(ahci, port, code, code == ATA_SMART ? SMART_READ_LOG : 0,
+                  log, page, count, gbuf, 512 * count);
+    if (!err && buf) {
+        qtest_memread(ahci->parent->qts, gbuf, buf, 512 * count);
+    }
+    ahci_free(ahci, gbuf);
+    return err;
+}
+
+static uint8_t log_write(AHCIQState *ahci, uint8_t port, uint8_t code,
+                         uint8_t log, uint16_t page, uint16_t count,
+                         const uint8_t *buf, uint32_t prdt_bytes)
+{
+    uint64_t gbuf = ahci_alloc(ahci, MAX(prdt_bytes, 512));
+    uint8_t err;
+
+    qtest_memwrite(ahci->parent->qts, gbuf, buf, prdt_bytes);
+    err = log_cmd(ahci, port, code, code == ATA_SMART ? SMART_WRITE_LOG : 0,
+                  log, page, count, gbuf, prdt_bytes);
+    ahci_free(ahci, gbuf);
+    return err;
+}
+
+/*
+ * Every address 00h-FFh through GPL (READ LOG EXT, page by page) and
+ * SMART (SMART READ LOG): a log the directory lists with N pages reads
+ * pages 0..N-1 and aborts at N; an unlisted one aborts.  A served log
+ * missing from its directory fails here.
+ */
+static void check_directory(AHCIQState *ahci, uint8_t port, uint8_t code)
+{
+    uint8_t dir[512], page[512];
+    int addr, p;
+
+    g_assert_cmphex(log_read(ahci, port, code, 0, 0, 1, dir), ==, 0);
+    g_assert_cmphex(lduw_le_p(dir), ==, 1);
+    for (addr = 0; addr < 256; addr++) {
+        int n = addr ? lduw_le_p(dir + 2 * addr) : 1;
+
+        if (code == ATA_SMART) {
+            if (n) {
+                g_assert_cmphex(log_read(ahci, port, code, addr, 0, n, NULL),
+                                ==, 0);
+            }
+            g_assert_cmphex(log_read(ahci, port, code, addr, 0, n + 1, NULL),
+                            ==, ATA_ERR_ABRT);
+            continue;
+        }
+        for (p = 0; p < n; p++) {
+            g_assert_cmphex(log_read(ahci, port, code, addr, p, 1, page), ==,
+                            0);
+        }
+        g_assert_cmphex(log_read(ahci, port, code, addr, n, 1, page), ==,
+                        ATA_ERR_ABRT);
+    }
+}
+
+static void test_log_directories(gconstpointer data)
+{
+    uint8_t port, dir[512];
+    AHCIQState *ahci = ncq_boot_ready(img_path, data, &port);
+
+    check_directory(ahci, port, ATA_READ_LOG_EXT);
+    check_directory(ahci, port, ATA_SMART);
+    /* SATA Phy Event Counters are listed (smartctl -l sataphy) */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0, 0, 1, dir), ==,
+                    0);
+    g_assert_cmpint(lduw_le_p(dir + 2 * 0x11), ==, 1);
+    /* ... and in IDENTIFY word 76 bit 10, where smartctl -l sataphy looks */
+    g_assert_cmphex(identify_word(ahci, port, 76) & 0x0401, ==, 0x0400);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * The IDENTIFY DEVICE data log: page 00h lists exactly the pages that
+ * read with a valid header of their own number; page 01h is IDENTIFY.
+ */
+static void test_log_identify_pages(void)
+{
+    uint8_t port, list[512], page[512];
+    uint16_t id[256];
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    int n, p, i;
+
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 0, 1, list),
+                    ==, 0);
+    n = list[8];
+    for (p = 1; p < 9; p++) {
+        bool listed = memchr(list + 9, p, n) != NULL;
+        uint64_t head;
+
+        g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, p, 1,
+                                 page), ==, 0);
+        head = ldq_le_p(page);
+        if (p == 1) {
+            g_assert_true(listed);
+            g_assert_cmpmem(page, 512, id, 512);
+            continue;
+        }
+        g_assert_cmpint(listed, ==, !!(head >> 63));
+        if (listed) {
+            g_assert_cmphex((head >> 16) & 0xff, ==, p);
+            g_assert_cmphex(head & 0xffff, ==, 1);
+        }
+    }
+    for (i = 0; i < n - 1; i++) {
+        g_assert_cmphex(list[9 + i], <, list[10 + i]);
+    }
+    /* 02h: capacity as IDENTIFY words 100-103 say */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 2, 1, page),
+                    ==, 0);
+    g_assert_cmphex(ldq_le_p(page + 8) & 0xffffffffffffULL, ==,
+                    ldq_le_p((uint8_t *)id + 200));
+    /* 05h: the model number as in IDENTIFY words 27-46 */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 5, 1, page),
+                    ==, 0);
+    g_assert_cmpmem(page + 48, 40, (uint8_t *)id + 54, 40);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * READ LOG DMA EXT reads what READ LOG EXT reads, advertised as Linux
+ * checks it (ata_id_has_read_log_dma_ext: word 86 bit 15, word 119 or
+ * 120 with bits 15:14 = 01b and bit 3).  An ATA-7 drive has neither.
+ */
+static void test_log_dma(gconstpointer data)
+{
+    static const uint8_t logs[][2] = {
+        { 0x00, 1 }, { 0x04, 2 }, { 0x11, 1 }, { 0x30, 2 },
+    };
+    bool has = data != NULL;
+    uint8_t port, pio[512 * 2], dma[512 * 2];
+    AHCIQState *ahci = ncq_boot_ready(img_path, data, &port);
+    uint16_t w86 = identify_word(ahci, port, 86);
+    uint16_t w119 = identify_word(ahci, port, 119);
+    uint16_t w120 = identify_word(ahci, port, 120);
+    int i;
+
+    g_assert_cmpint(!!(w86 & 0x8000) && (w119 & 0xc008) == 0x4008 &&
+                    (w120 & 0xc008) == 0x4008, ==, has);
+    for (i = 0; i < ARRAY_SIZE(logs); i++) {
+        g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, logs[i][0], 0,
+                                 logs[i][1], pio), ==, 0);
+        g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_DMA_EXT,
+                                 logs[i][0], 0, logs[i][1], dma), ==,
+                        has ? 0 : ATA_ERR_ABRT);
+        if (has) {
+            g_assert_cmpmem(pio, 512 * logs[i][1], dma, 512 * logs[i][1]);
+        }
+    }
+    ncq_shutdown(ahci);
+}
+
+/*
+ * WRITE LOG (DMA) EXT: the CDL log (18h) takes a valid page through
+ * either form; bad input aborts and stores nothing: a read-only log or
+ * page, a page beyond the log, a count of 0 or too many, a PRDT shorter
+ * than the count; SMART WRITE LOG of a GPL-only log; a reserved
+ * guideline or policy.
+ */
+static void test_log_write(void)
+{
+    uint8_t port, before[512], page[512], after[512];
+    uint8_t pages2[1024];
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    uint64_t gbuf;
+
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x18, 0, 1,
+                             before), ==, 0);
+    memcpy(page, before, 512);
+    stl_le_p(page + 64 + 16, 30000);        /* read desc 1: total 30 ms */
+    page[64] = 0x0f;                        /* ... policy abort */
+    memset(pages2, 0, sizeof(pages2));
+    memcpy(pages2, page, 512);
+
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x10, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x30, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 1, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 0,
+                              page, 512), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 2,
+                              pages2, 1024), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_write(ahci, port, ATA_SMART, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    /* a DMA whose PRDT holds 256 bytes for a 512-byte page */
+    gbuf = ahci_alloc(ahci, 512);
+    qtest_memwrite(ahci->parent->qts, gbuf, page, 512);
+    g_assert_cmphex(log_cmd(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0, 0x18, 0, 1,
+                            gbuf, 256), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log_cmd(ahci, port, ATA_READ_LOG_DMA_EXT, 0, 0x18, 0, 1,
+                            gbuf, 256), ==, ATA_ERR_ABRT);
+    ahci_free(ahci, gbuf);
+    /* a reserved field: refused by the CDL table's own check */
+    page[1] = 1;
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[1] = 0;
+    /* the guideline field, bits 3:0: Dh-Fh reserved, Ch (20 %) taken */
+    page[0] = 0x0d;
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[0] = 0x0c;
+    /* the max active time policy Eh: SCSI's, reserved for ATA */
+    page[64] = 0xef;
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[64] = 0x0f;
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_DMA_EXT, 0x18, 0, 1,
+                             after), ==, 0);
+    g_assert_cmpmem(after, 512, before, 512);
+
+    /* the valid page through DMA, then through PIO */
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_DMA_EXT, 0x18, 0, 1,
+                              page, 512), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_DMA_EXT, 0x18, 0, 1,
+                             after), ==, 0);
+    g_assert_cmpmem(after, 512, page, 512);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              before, 512), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x18, 0, 1,
+                             after), ==, 0);
+    g_assert_cmpmem(after, 512, before, 512);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/* The LBA fields of the last D2H Register FIS: REQUEST SENSE's answer */
+static uint32_t sense_lba(AHCIQState *ahci, uint8_t port)
+{
+    uint8_t fis[20];
+
+    qtest_memread(ahci->parent->qts, ahci->port[port].fb + 0x40, fis,
+                  sizeof(fis));
+    g_assert_cmphex(fis[0], ==, 0x34);
+    return fis[4] | (fis[5] << 8) | (fis[6] << 16);
+}
+
+/*
+ * CDL on a non-queued READ DMA EXT (the index in FEATURE bits 2:0, as
+ * Linux puts it with NCQ off): the same policies as over NCQ.  Read
+ * descriptor 1's active time limit of 10 us is missed by any access.
+ * Abort (Fh): ERR, ABRT and status bit 1, the sense (ABORTED COMMAND,
+ * 2Eh/02h) from REQUEST SENSE DATA EXT.  Data currently unavailable
+ * (Dh): no error, status bit 1, the data read, sense COMPLETED 55h/0Ah.
+ * Index 0: no limit, no sense.
+ */
+static void test_cdl_non_queued(void)
+{
+    uint8_t port, page[512], status, data[4096], want[4096];
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, sizeof(data));
+    const uint64_t lba = 100000;
+
+    memset(want, 0x5c, sizeof(want));
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, want, sizeof(want), lba);
+    memset(page, 0, sizeof(page));
+    page[64] = 0xf0;                        /* read 1: active: abort */
+    stl_le_p(page + 64 + 4, 10);            /* max active time 10 us */
+    page[96] = 0xd0;                        /* read 2: active: unavail. */
+    stl_le_p(page + 96 + 4, 10);
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, 0);
+    /* SET FEATURES: sense data reporting (C3h), then CDL (0Dh) on */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0xc3, 0, 1, 0, 0, &status), ==, 0);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 1, 0, 0, &status), ==, 0);
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            1, lba, 8, gbuf, sizeof(data), &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(status & 0x03, ==, 0x03);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(status & 0x02, ==, 0x02);
+    g_assert_cmphex(sense_lba(ahci, port), ==, 0x0b2e02);
+    /* read once: the next REQUEST SENSE DATA EXT has none */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(status & 0x02, ==, 0);
+
+    qtest_memset(qts, gbuf, 0, sizeof(data));
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            2, lba, 8, gbuf, sizeof(data), &status), ==, 0);
+    g_assert_cmphex(status & 0x03, ==, 0x02);
+    qtest_memread(qts, gbuf, data, sizeof(data));
+    g_assert_cmpmem(data, sizeof(data), want, sizeof(want));
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
+                            0, &status), ==, 0);
+    g_assert_cmphex(sense_lba(ahci, port), ==, 0x0f550a);
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            0, lba, 8, gbuf, sizeof(data), &status), ==, 0);
+    g_assert_cmphex(status & 0x03, ==, 0);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * CDL statistics (Device Statistics log 04h, page 09h, as cdladm reads
+ * it): descriptor selectors in log 18h bytes 12/13 (A, B), counted per
+ * descriptor, read then initialize (READ LOG EXT FEATURES bit 0).
+ */
+static void test_cdl_statistics(void)
+{
+    uint8_t port, page[512], back[512], stats[512], status;
+    AHCIQState *ahci = ncq_boot_ready(img_path, CDL_PROPS, &port);
+    uint64_t gbuf = ahci_alloc(ahci, 4096), a, b;
+    int i;
+
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 0, 1,
+                             stats), ==, 0);
+    g_assert_nonnull(memchr(stats + 9, 0x09, stats[8]));
+    memset(page, 0, sizeof(page));
+    stl_le_p(page + 64 + 4, 10);            /* read 1: active 10 us, 0h */
+    page[64 + 12] = 5;                      /* selector 5h: reserved */
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, ATA_ERR_ABRT);
+    page[64 + 12] = 2;                      /* A: active time limit met */
+    page[64 + 13] = 4;                      /* B: commands */
+    g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
+                              page, 512), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x18, 0, 1, back),
+                    ==, 0);
+    g_assert_cmpmem(back, 512, page, 512);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 1, 0, 0, &status), ==, 0);
+    for (i = 0; i < 3; i++) {
+        g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT,
+                                CMD_READ_DMA_EXT, i < 2, 50000 + 1000 * i, 8,
+                                gbuf, 4096, &status), ==, 0);
+    }
+    /* read then initialize: the counts, then zero */
+    g_assert_cmphex(log_cmd(ahci, port, ATA_READ_LOG_EXT, 1, 0x04, 9, 1,
+                            gbuf, 512), ==, 0);
+    qtest_memread(ahci->parent->qts, gbuf, stats, 512);
+    g_assert_cmphex(ldq_le_p(stats), ==, 0x090001);
+    a = ldq_le_p(stats + 16);               /* A, read descriptor 1 */
+    b = ldq_le_p(stats + 16 + 8 * 14);      /* B, read descriptor 1 */
+    g_assert_cmphex(a, ==, 0xc400000000000002ULL);
+    g_assert_cmphex(b, ==, 0xc400000000000002ULL);
+    g_assert_cmphex(ldq_le_p(stats + 24), ==, 0);   /* descriptor 2: off */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 9, 1,
+                             stats), ==, 0);
+    g_assert_cmphex(ldq_le_p(stats + 16), ==, 0xc400000000000000ULL);
+    g_assert_cmphex(ldq_le_p(stats + 16 + 8 * 14), ==,
+                    0xc400000000000000ULL);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
 static void make_images(void)
 {
     int fd;
@@ -3154,8 +3676,8 @@ static void add_error_tests(void)
 {
     qtest_add_func("/ncq-disk/error/lba-range", test_error_lba_range);
     qtest_add_func("/ncq-disk/error/duplicate-tag", test_error_duplicate_tag);
-    qtest_add_func("/ncq-disk/error/tag-beyond-depth",
-                   test_error_tag_beyond_depth);
+    qtest_add_func("/ncq-disk/error/beyond-depth", test_error_beyond_depth);
+    qtest_add_func("/ncq-disk/ncq/depth-any-tag", test_depth_any_tag_served);
     qtest_add_func("/ncq-disk/error/non-queued-while-queued",
                    test_error_nonqueued_while_queued);
     qtest_add_func("/ncq-disk/reset/drops-queue", test_reset_drops_queue);
@@ -3251,6 +3773,18 @@ static void add_fault_and_other_tests(void)
                    test_migrate_tag_not_slot);
     qtest_add_func("/ncq-disk/migrate/keeps-fua-prio-cdl",
                    test_migrate_keeps_fua_prio_cdl);
+    qtest_add_data_func("/ncq-disk/log/directories-list-every-log", NULL,
+                        test_log_directories);
+    qtest_add_data_func("/ncq-disk/log/directories-list-every-log/cdl",
+                        CDL_PROPS, test_log_directories);
+    qtest_add_func("/ncq-disk/log/identify-pages", test_log_identify_pages);
+    qtest_add_data_func("/ncq-disk/log/dma/ata7-has-none", NULL,
+                        test_log_dma);
+    qtest_add_data_func("/ncq-disk/log/dma/acs4", "model=seagate-exos-x18",
+                        test_log_dma);
+    qtest_add_func("/ncq-disk/log/write-bad-input", test_log_write);
+    qtest_add_func("/ncq-disk/cdl/non-queued", test_cdl_non_queued);
+    qtest_add_func("/ncq-disk/cdl/statistics", test_cdl_statistics);
 }
 
 int main(int argc, char **argv)

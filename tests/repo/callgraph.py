@@ -1,13 +1,14 @@
-"""The model library's file graph: file X -> file Y when a function defined
-in X calls a function defined in Y (hw/ide/ncq-model/*.c)."""
+"""A folder's file graph: file X -> file Y when a function defined in X
+calls a function defined in Y (the model library hw/ide/ncq-model/*.c by
+default; also ncq-sim's and the device's folders)."""
 import glob
 import os
 
 import cscan
 
 
-def file_graph(root):
-    files = sorted(glob.glob(os.path.join(root, "hw/ide/ncq-model/*.c")))
+def file_graph(root, folder="hw/ide/ncq-model"):
+    files = sorted(glob.glob(os.path.join(root, folder, "*.c")))
     defs = {}                       # file -> {name: Function}
     for path in files:
         with open(path, encoding="utf-8") as f:

@@ -60,8 +60,19 @@ static void test_validate(void)
     t.wr[6].active_policy = 0x5;
     CHECK(ncq_cdl_validate(&t, err, sizeof(err)) == NCQ_ERR_INVAL &&
           strstr(err, "write descriptor 7"), "%s", err);
+    /* Eh is SCSI's: reserved for ATA (cdl-tools skips it on ATA) */
     t.wr[6].active_policy = NCQ_CDL_ABORT_RECOVERY;
+    CHECK(ncq_cdl_validate(&t, err, sizeof(err)) == NCQ_ERR_INVAL &&
+          strstr(err, "write descriptor 7"), "%s", err);
+    t.wr[6].active_policy = NCQ_CDL_UNAVAILABLE;
     CHECK_EQ(ncq_cdl_validate(&t, err, sizeof(err)), 0);
+    /* the guideline: 0h-Ch (cdl-tools' T2A files set Ch) */
+    t.guideline = 0xc;
+    CHECK_EQ(ncq_cdl_validate(&t, err, sizeof(err)), 0);
+    t.guideline = 0xd;
+    CHECK(ncq_cdl_validate(&t, err, sizeof(err)) == NCQ_ERR_INVAL &&
+          strstr(err, "guideline"), "%s", err);
+    t.guideline = 0;
     t.wr[0].total_us = NCQ_CDL_MAX_LIMIT_US + 1;
     CHECK(ncq_cdl_validate(&t, err, sizeof(err)) == NCQ_ERR_INVAL &&
           strstr(err, "beyond"), "%s", err);
@@ -69,17 +80,17 @@ static void test_validate(void)
 
 static void test_log_page(void)
 {
-    NcqCdl t = { .guideline = 2 }, back = { 0 };
+    NcqCdl t = { .guideline = 0xc }, back = { 0 };
     uint8_t buf[NCQ_CDL_LOG_BYTES];
     char err[160];
 
-    t.rd[0] = (NcqCdlDesc) { NCQ_CDL_NEXT, NCQ_CDL_ABORT_RECOVERY,
+    t.rd[0] = (NcqCdlDesc) { NCQ_CDL_NEXT, NCQ_CDL_ABORT,
                              NCQ_CDL_UNAVAILABLE, 20000, 30000, 50000 };
     t.wr[6].total_us = 123456;
     ncq_cdl_log_encode(&t, buf);
     /* descriptor layout: policies, active, inactive, -, total (LE) */
-    CHECK_EQ(buf[0], 2);
-    CHECK_EQ(buf[64], 0xe1);
+    CHECK_EQ(buf[0], 0xc);
+    CHECK_EQ(buf[64], 0xf1);
     CHECK_EQ(buf[65], 0x0d);
     CHECK_EQ(buf[68] | buf[69] << 8, 20000);
     CHECK_EQ(buf[72] | buf[73] << 8, 30000);
@@ -226,7 +237,8 @@ static void test_active_abort(void)
 
 /*
  * A sector the drive retries for 100 ms (an injected slow fault): the
- * active time limit ends the retries with the "error recovery" abort.
+ * active time limit ends the retries with its abort (the "error
+ * recovery" abort, Eh, is reserved for ATA).
  */
 static void test_retry_abort(void)
 {
@@ -240,13 +252,13 @@ static void test_retry_abort(void)
 
     CHECK(ncq_model_fault_add(m, &r, err, sizeof(err)) >= 0, "%s", err);
     t.rd[0].active_us = 20000;
-    t.rd[0].active_policy = NCQ_CDL_ABORT_RECOVERY;
+    t.rd[0].active_policy = NCQ_CDL_ABORT;
     set_cdl(m, &t);
     CHECK_EQ(submit_cdl(m, 0, 5000, 1, 0), 0);
     CHECK_EQ(submit_cdl(m, 1, 900000, 0, 1 * MS), 0);
     n = ncq_test_drain(m, c, 4);
     CHECK_EQ(n, 2);
-    CHECK_EQ(c[0].cdl_outcome, NCQ_CDL_ABORT_ERP);
+    CHECK_EQ(c[0].cdl_outcome, NCQ_CDL_ABORT_ACTIVE);
     CHECK_EQ(c[0].complete_ns, c[0].dispatch_ns + 20 * MS);
     /*
      * The abort ended the retries: the next command starts then (after

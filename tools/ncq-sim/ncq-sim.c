@@ -12,14 +12,6 @@
 #include "ncq-sim.h"
 #include "validate.h"
 
-void die(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "ncq-sim: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n");
-    exit(2);
-}
-
 /* The requests of --replay; an ncq-trace's model and seed are defaults. */
 static long replay_load(Opts *o, NcqReq **reqs)
 {

@@ -111,7 +111,7 @@ typedef struct Result {
     NcqStats st;
 } Result;
 
-/* ncq-sim.c: print "ncq-sim: " @fmt (one %s: @arg) and exit with 2. */
+/* die.c: print "ncq-sim: " @fmt (one %s: @arg) and exit with 2. */
 void die(const char *fmt, const char *arg) __attribute__((noreturn));
 
 /* opts.c */

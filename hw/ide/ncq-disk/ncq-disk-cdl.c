@@ -40,13 +40,20 @@
 #define SETFEATURES_SENSE_DATA      0xc3
 #define SETFEATURES_SUCCESS_SENSE   0xc4
 
-/* Logs */
+/* Log 0Fh (its rows and 18h's are in ncq-disk-log.c's table) */
 #define LOG_SUCCESS_SENSE           0x0f
-#define LOG_SUCCESS_SENSE_PAGES     2
-#define LOG_CDL                     0x18
-#define LOG_IDENTIFY_DEVICE         0x30
-#define ID_LOG_CAPABILITIES         0x03
-#define ID_LOG_CURRENT_SETTINGS     0x04
+/* Log 18h: read descriptors from byte 64, write from 288, 32 bytes each */
+#define CDL_LOG_RD                  64
+#define CDL_LOG_WR                  288
+#define CDL_DESC_BYTES              32
+#define CDL_DESC_STAT_A             12      /* statistics selectors */
+#define CDL_DESC_STAT_B             13
+/* Device Statistics log page 09h */
+#define CDL_STATS_PAGE              0x09
+#define CDL_STATS_FIRST             16      /* A reads, A writes, B ... */
+/* a statistic: supported, valid, supports read then initialize */
+#define STAT_FLAGS                  ((1ULL << 63) | (1ULL << 62) | \
+                                     (1ULL << 58))
 
 /* Status bit 1: sense data available (ACS-5) */
 #define SENSE_AVAIL_STAT            0x02
@@ -157,65 +164,118 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     return true;
 }
 
-/* The page of log 18h has arrived: stored if valid, ABRT if not. */
-static void ncq_disk_cdl_log_written(IDEState *s)
+/* Byte @k of descriptor @i (0-13: read 1-7, write 1-7) of log 18h */
+static int ncq_disk_cdl_desc_at(int i, int k)
 {
-    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
+    return (i < NCQ_CDL_DESCS ? CDL_LOG_RD + i * CDL_DESC_BYTES :
+            CDL_LOG_WR + (i - NCQ_CDL_DESCS) * CDL_DESC_BYTES) + k;
+}
+
+/*
+ * Log 18h written: stored if valid, false (ABRT) if not.  The statistics
+ * selectors (bytes 12 and 13 of each descriptor, 0h-4h) are the drive's;
+ * the rest is the model's table.
+ */
+bool ncq_disk_cdl_log_write(NcqDisk *d, uint16_t page, uint16_t count,
+                            const uint8_t *buf)
+{
+    uint8_t copy[NCQ_CDL_LOG_BYTES], sel[sizeof(d->cdl.stat_sel)];
     NcqCdl t;
     char err[160];
+    int i, k;
 
+    memcpy(copy, buf, sizeof(copy));
+    for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+        for (k = 0; k < 2; k++) {
+            uint8_t *p = &copy[ncq_disk_cdl_desc_at(i, CDL_DESC_STAT_A + k)];
+
+            sel[2 * i + k] = *p;
+            *p = 0;
+            if (sel[2 * i + k] > NCQ_DISK_CDL_STATS) {
+                trace_ncq_disk_cdl_log_refused(d, "a statistics selector "
+                                               "is reserved (5h-FFh)");
+                return false;
+            }
+        }
+    }
     ncq_model_cdl_get(d->model, &t);
-    if (ncq_cdl_log_decode(s->io_buffer, &t, err, sizeof(err)) < 0 ||
+    if (ncq_cdl_log_decode(copy, &t, err, sizeof(err)) < 0 ||
         ncq_model_cdl_set_at(d->model, &t,
                              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                              err, sizeof(err)) < 0) {
         trace_ncq_disk_cdl_log_refused(d, err);
-        d->count.guest_errors++;
-        ide_abort_command(s);
-        return;
+        return false;
     }
+    memcpy(d->cdl.stat_sel, sel, sizeof(sel));
     trace_ncq_disk_cdl_log_written(d);
-    s->status = READY_STAT | SEEK_STAT;
-    ide_transfer_stop(s);
+    return true;
+}
+
+/* Log 18h read */
+void ncq_disk_cdl_log_read(NcqDisk *d, uint16_t page, uint8_t *buf,
+                           unsigned how)
+{
+    NcqCdl t;
+    int i, k;
+
+    ncq_model_cdl_get(d->model, &t);
+    ncq_cdl_log_encode(&t, buf);
+    for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+        for (k = 0; k < 2; k++) {
+            buf[ncq_disk_cdl_desc_at(i, CDL_DESC_STAT_A + k)] =
+                d->cdl.stat_sel[2 * i + k];
+        }
+    }
 }
 
 /*
- * WRITE LOG EXT: only the Command Duration Limits log is writable, one
- * page.  Returns what a command table handler returns.
+ * The counts a selector chooses (cdladm's names): 1h commands that met
+ * (ran out) their inactive time limit, 2h their active time limit, 3h
+ * either, 4h every command with the descriptor.  Counted by the
+ * descriptor the command came with, with CDL enabled.
  */
-bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s)
+void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c)
 {
-    uint16_t page = s->lcyl | (s->hob_lcyl << 8);
-    uint32_t count = (s->hob_nsector << 8) | s->nsector;
+    uint32_t *n;
 
-    if (!d->cdl.on || s->sector != LOG_CDL || page || count != 1) {
-        d->count.guest_errors++;
-        ide_abort_command(s);
-        return true;
+    if (!d->cdl.on || !c->cdl || c->cdl > NCQ_CDL_DESCS ||
+        c->cdl_outcome == NCQ_CDL_NONE) {
+        return;
     }
-    s->status = READY_STAT | SEEK_STAT;
-    ide_transfer_start(s, s->io_buffer, NCQ_CDL_LOG_BYTES,
-                       ncq_disk_cdl_log_written);
-    return false;
+    n = &d->cdl.stat[((c->op == NCQ_OP_WRITE) * NCQ_CDL_DESCS + c->cdl - 1) *
+                     NCQ_DISK_CDL_STATS];
+    n[0] += !!(c->cdl_met & NCQ_CDL_MET_INACTIVE);
+    n[1] += !!(c->cdl_met & NCQ_CDL_MET_ACTIVE);
+    n[2] += !!(c->cdl_met & (NCQ_CDL_MET_INACTIVE | NCQ_CDL_MET_ACTIVE));
+    n[3]++;
 }
 
-void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf)
+/*
+ * Device Statistics page 09h (ACS-5; the layout cdladm reads): from byte
+ * 16, statistic A of the 7 read descriptors, of the 7 write ones, then
+ * statistic B likewise; each the count its selector chooses (a disabled
+ * one, selector 0, reads 0).  Read then initialize zeroes the counts.
+ */
+void ncq_disk_cdl_stats(NcqDisk *d, uint8_t *buf, bool init)
 {
-    if (d->cdl.on) {
-        stw_le_p(buf + 2 * LOG_SUCCESS_SENSE, LOG_SUCCESS_SENSE_PAGES);
-        stw_le_p(buf + 2 * LOG_CDL, 1);
-    }
-}
+    int ab, i;
 
-/* The IDENTIFY DEVICE data log pages CDL adds: their numbers in @pages */
-int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages)
-{
-    if (!d->cdl.on) {
-        return 0;
+    stq_le_p(buf, ((uint64_t)CDL_STATS_PAGE << 16) | 0x0001);
+    for (ab = 0; ab < 2; ab++) {
+        for (i = 0; i < 2 * NCQ_CDL_DESCS; i++) {
+            uint8_t sel = d->cdl.stat_sel[2 * i + ab];
+
+            if (sel) {
+                stq_le_p(buf + CDL_STATS_FIRST +
+                         8 * (ab * 2 * NCQ_CDL_DESCS + i),
+                         STAT_FLAGS |
+                         d->cdl.stat[i * NCQ_DISK_CDL_STATS + sel - 1]);
+            }
+        }
     }
-    pages[0] = ID_LOG_CAPABILITIES;
-    pages[1] = ID_LOG_CURRENT_SETTINGS;
-    return 2;
+    if (init) {
+        memset(d->cdl.stat, 0, sizeof(d->cdl.stat));
+    }
 }
 
 static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
@@ -228,8 +288,8 @@ static void ncq_disk_id_qword(uint8_t *buf, int off, uint64_t bits)
  * tags holding sense data, then 24 bytes per tag (sense key, ASC, ASCQ
  * first) from byte 32.  An entry stays until its tag completes again.
  */
-static void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page,
-                                     uint8_t *buf)
+void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                              unsigned how)
 {
     uint32_t from = 512 * page;
     int tag, i;
@@ -254,46 +314,28 @@ static void ncq_disk_cdl_success_log(NcqDisk *d, uint16_t page,
     }
 }
 
-bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                           uint8_t *buf)
+/* IDENTIFY DEVICE data log page 03h: success sense; CDL and guideline */
+void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf)
+{
+    if (d->cdl.on) {
+        ncq_disk_id_qword(buf, 8, 1ULL << 47);
+        ncq_disk_id_qword(buf, 168, 3);
+        /* the longest limit, microseconds (cdladm reads it here) */
+        ncq_disk_id_qword(buf, 184, NCQ_CDL_MAX_LIMIT_US);
+    }
+}
+
+/* Page 04h: CDL enabled, success sense enabled */
+void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf)
 {
     NcqCdl t;
 
     if (!d->cdl.on) {
-        return false;
+        return;
     }
-    switch (log) {
-    case LOG_SUCCESS_SENSE:
-        if (page >= LOG_SUCCESS_SENSE_PAGES) {
-            return false;
-        }
-        ncq_disk_cdl_success_log(d, page, buf);
-        return true;
-    case LOG_CDL:
-        if (page) {
-            return false;
-        }
-        ncq_model_cdl_get(d->model, &t);
-        ncq_cdl_log_encode(&t, buf);
-        return true;
-    case LOG_IDENTIFY_DEVICE:
-        if (page == ID_LOG_CAPABILITIES) {
-            /* Supported capabilities: success sense; CDL and guideline */
-            ncq_disk_id_qword(buf, 8, 1ULL << 47);
-            ncq_disk_id_qword(buf, 168, 3);
-            return true;
-        }
-        if (page == ID_LOG_CURRENT_SETTINGS) {
-            ncq_model_cdl_get(d->model, &t);
-            /* Current settings: CDL enabled, success sense enabled */
-            ncq_disk_id_qword(buf, 8,
-                              (t.enabled ? 1ULL << 21 : 0) |
-                              (d->cdl.success_sense ? 1ULL << 18 : 0));
-            return true;
-        }
-        return false;
-    }
-    return false;
+    ncq_model_cdl_get(d->model, &t);
+    ncq_disk_id_qword(buf, 8, (t.enabled ? 1ULL << 21 : 0) |
+                      (d->cdl.success_sense ? 1ULL << 18 : 0));
 }
 
 /* The sense a missed limit leaves (SPC-6 codes, as libata reads them) */
@@ -315,6 +357,61 @@ static bool ncq_disk_cdl_sense(uint8_t outcome, uint8_t *sense)
         return true;
     }
     return false;
+}
+
+/*
+ * A non-queued READ/WRITE DMA EXT with a CDL index (FEATURE bits 2:0, as
+ * Linux's ata_set_tf_cdl() puts it when NCQ is off) at its deadline: the
+ * same policies as over NCQ.  An abort ends it with ERR, ABRT and
+ * "sense data available" (status bit 1); "data currently unavailable"
+ * completes it (its data moved) with bit 1 alone.  Either way the host
+ * reads the sense with REQUEST SENSE DATA EXT, as libata's
+ * ata_eh_request_sense() does.
+ */
+uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s)
+{
+    uint8_t outcome = d->held.cdl_outcome;
+    uint8_t sense[3];
+
+    d->held.cdl_outcome = NCQ_CDL_NONE;
+    if (!ncq_disk_cdl_sense(outcome, sense)) {
+        return 0;
+    }
+    trace_ncq_disk_cdl_outcome(d, NCQ_DISK_TAG_NONQUEUED, 0,
+                               ncq_cdl_outcome_name(outcome));
+    memcpy(d->cdl.nq_sense, sense, 3);
+    d->cdl.nq_sense_valid = true;
+    if (outcome == NCQ_CDL_DATA_UNAVAILABLE) {
+        return SENSE_AVAIL_STAT;
+    }
+    s->status = READY_STAT | ERR_STAT | SENSE_AVAIL_STAT;
+    s->error = ABRT_ERR;
+    return SENSE_AVAIL_STAT | ERR_STAT;
+}
+
+/*
+ * REQUEST SENSE DATA EXT (0Bh, ACS-4 7.37): the sense key in LBA bits
+ * 19:16, ASC in 15:8, ASCQ in 7:0, status bit 1 set; none pending: all
+ * zero.  Reading it clears it.
+ */
+bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
+{
+    if (!d->cdl.on) {
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        return true;
+    }
+    s->lba48 = 1;
+    s->status = READY_STAT | SEEK_STAT;
+    if (d->cdl.nq_sense_valid) {
+        ide_set_sector(s, (uint64_t)(d->cdl.nq_sense[0] & 0xf) << 16 |
+                       d->cdl.nq_sense[1] << 8 | d->cdl.nq_sense[2]);
+        s->status |= SENSE_AVAIL_STAT;
+        d->cdl.nq_sense_valid = false;
+    } else {
+        ide_set_sector(s, 0);
+    }
+    return true;
 }
 
 /*
@@ -359,7 +456,7 @@ static bool ncq_disk_cdl_needed(void *opaque)
 
 const VMStateDescription vmstate_ncq_disk_cdl = {
     .name = "ncq-disk/cdl",
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
     .needed = ncq_disk_cdl_needed,
     .fields = (const VMStateField[]) {
@@ -368,6 +465,11 @@ const VMStateDescription vmstate_ncq_disk_cdl = {
         VMSTATE_UINT32(cdl.sense_valid, NcqDisk),
         VMSTATE_BUFFER(cdl.sense, NcqDisk),
         VMSTATE_BUFFER(errlog.sense, NcqDisk),
+        VMSTATE_BOOL_V(cdl.nq_sense_valid, NcqDisk, 2),
+        VMSTATE_BUFFER_V(cdl.nq_sense, NcqDisk, 2),
+        VMSTATE_BUFFER_V(cdl.stat_sel, NcqDisk, 2),
+        VMSTATE_UINT32_ARRAY_V(cdl.stat, NcqDisk,
+                               2 * NCQ_CDL_DESCS * NCQ_DISK_CDL_STATS, 2),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -1,7 +1,7 @@
 /*
  * ncq-disk: non-queued commands
  *
- * Commands the generic IDE table does not know (READ LOG EXT) are served
+ * Commands the generic IDE table does not know (the log commands) are served
  * here; media commands (reads, writes, FLUSH CACHE) and TRIM are held busy
  * until the model's deadline and then carried out by the generic handlers, with
  * their host I/O finished inside the deadline's timer callback so that
@@ -21,8 +21,11 @@
 #include "hw/ide/ncq-disk.h"
 
 /* Command codes the generic IDE core does not name */
+#define ATA_CMD_REQ_SENSE_DATA      0x0b
 #define ATA_CMD_READ_LOG_EXT        0x2f
 #define ATA_CMD_WRITE_LOG_EXT       0x3f
+#define ATA_CMD_READ_LOG_DMA_EXT    0x47
+#define ATA_CMD_WRITE_LOG_DMA_EXT   0x57
 #define ATA_CMD_READ_FPDMA_QUEUED   0x60
 #define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
 
@@ -39,16 +42,18 @@
 #define NCQ_CMD_LBA48       (1u << 2)
 /* READ/WRITE FPDMA QUEUED: AHCI hands them over through ncq_submit() */
 #define NCQ_CMD_QUEUED      (1u << 3)
-/* Served by this device: READ LOG EXT (ncq-disk-log.c) */
+/* Served by this device: READ/WRITE LOG (DMA) EXT (ncq-disk-log.c) */
 #define NCQ_CMD_LOG         (1u << 4)
 /* DATA SET MANAGEMENT (TRIM): refused when IDENTIFY offers no TRIM */
 #define NCQ_CMD_TRIM        (1u << 5)
-/* WRITE LOG EXT: the Command Duration Limits log (ncq-disk-cdl.c) */
-#define NCQ_CMD_LOG_WRITE   (1u << 6)
 /* SET FEATURES: the drive's own subcommands first (ncq-disk-cdl.c) */
 #define NCQ_CMD_FEATURES    (1u << 7)
 /* SMART: served by this device (ncq-disk-smart.c) */
 #define NCQ_CMD_SMART       (1u << 8)
+/* A CDL index in FEATURE bits 2:0 (ACS-5; ncq-disk-cdl.c) */
+#define NCQ_CMD_CDL         (1u << 9)
+/* REQUEST SENSE DATA EXT (ncq-disk-cdl.c) */
+#define NCQ_CMD_SENSE       (1u << 10)
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -71,14 +76,18 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
                                                   NCQ_CMD_TRIM },
     [WIN_READ]                  = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
     [WIN_READ_EXT]              = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
-    [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    [WIN_READDMA_EXT]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT |
+                                                  NCQ_CMD_CDL },
     [WIN_MULTREAD_EXT]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [ATA_CMD_READ_LOG_EXT]      = { NCQ_OP_OTHER, NCQ_CMD_LOG },
-    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG_WRITE },
+    [ATA_CMD_WRITE_LOG_EXT]     = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_READ_LOG_DMA_EXT]  = { NCQ_OP_OTHER, NCQ_CMD_LOG },
+    [ATA_CMD_WRITE_LOG_DMA_EXT] = { NCQ_OP_OTHER, NCQ_CMD_LOG },
     [WIN_SETFEATURES]           = { NCQ_OP_OTHER, NCQ_CMD_FEATURES },
     [WIN_WRITE]                 = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_WRITE_EXT]             = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
-    [WIN_WRITEDMA_EXT]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
+    [WIN_WRITEDMA_EXT]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT |
+                                                  NCQ_CMD_CDL },
     [WIN_MULTWRITE_EXT]         = { NCQ_OP_WRITE, NCQ_CMD_MEDIA_EXT },
     [ATA_CMD_READ_FPDMA_QUEUED] = { NCQ_OP_READ,  NCQ_CMD_QUEUED },
     [ATA_CMD_WRITE_FPDMA_QUEUED] = { NCQ_OP_WRITE, NCQ_CMD_QUEUED },
@@ -89,6 +98,7 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_FLUSH_CACHE]           = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
+    [ATA_CMD_REQ_SENSE_DATA]    = { NCQ_OP_OTHER, NCQ_CMD_SENSE },
 };
 
 /*
@@ -184,6 +194,9 @@ static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
     if (!ncq_disk_decode(s, c, &mc)) {
         return false;
     }
+    if ((c->flags & NCQ_CMD_CDL) && d->cdl.on) {
+        mc.cdl = s->feature & 7;
+    }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (mc.op == NCQ_OP_WRITE) {
         ncq_disk_save_undo(d, mc.lba, mc.sectors, now);
@@ -236,6 +249,70 @@ void ncq_disk_drop_held(NcqDisk *d)
     qemu_sglist_destroy(&s->sg);
 }
 
+typedef struct NcqDiskHeldIO {
+    bool done;
+    int ret;
+} NcqDiskHeldIO;
+
+static void ncq_disk_held_io_done(void *opaque, int ret)
+{
+    NcqDiskHeldIO *io = opaque;
+
+    io->ret = ret;
+    io->done = true;
+}
+
+/*
+ * Move the held READ/WRITE DMA's data now, between the image and the
+ * HBA's scatter list, as the generic handler would; false if the list is
+ * too short or the image fails.
+ */
+static bool ncq_disk_held_transfer(IDEState *s, const NcqDiskCmd *c)
+{
+    const IDEDMAOps *ops = s->bus->dma ? s->bus->dma->ops : NULL;
+    NcqDiskHeldIO io = { .ret = -EIO };
+    int64_t bytes;
+    NcqCmd mc;
+
+    if (!ncq_disk_decode(s, c, &mc) || !ops || !ops->prepare_buf) {
+        return false;
+    }
+    bytes = (int64_t)mc.sectors * BDRV_SECTOR_SIZE;
+    s->io_buffer_offset = 0;
+    if (ops->prepare_buf(s->bus->dma, bytes) >= bytes) {
+        if (c->op == NCQ_OP_WRITE) {
+            dma_blk_write(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
+                          BDRV_SECTOR_SIZE, ncq_disk_held_io_done, &io);
+        } else {
+            dma_blk_read(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
+                         BDRV_SECTOR_SIZE, ncq_disk_held_io_done, &io);
+        }
+        AIO_WAIT_WHILE(NULL, !io.done);
+    }
+    qemu_sglist_destroy(&s->sg);
+    return io.done && io.ret == 0;
+}
+
+/*
+ * The held command's turn, with a CDL outcome (ncq_disk_cdl_held()): an
+ * abort has ended it; "data currently unavailable" moves its data here
+ * and completes it with status bit 1.  False: it runs as usual.
+ */
+static bool ncq_disk_held_cdl(NcqDisk *d, IDEState *s, const NcqDiskCmd *c)
+{
+    uint8_t bits = ncq_disk_cdl_held(d, s);
+
+    if (!bits || (bits & ERR_STAT)) {
+        return bits;
+    }
+    if (!ncq_disk_held_transfer(s, c)) {
+        ide_abort_command(s);
+        return true;
+    }
+    s->status = READY_STAT | SEEK_STAT | bits;
+    return true;
+}
+
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
@@ -247,21 +324,19 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if (d->held.passthrough) {
         if (d->held.error) {
+            d->held.cdl_outcome = NCQ_CDL_NONE;
             ncq_disk_held_error(d, s, c);
             *complete = true;
             return true;
         }
-        return false;
+        *complete = true;
+        return ncq_disk_held_cdl(d, s, c);
     }
     if (ncq_disk_refuse(d, s, complete)) {
         return true;
     }
     if (c->flags & NCQ_CMD_LOG) {
-        *complete = ncq_disk_read_log(d, s);
-        return true;
-    }
-    if (c->flags & NCQ_CMD_LOG_WRITE) {
-        *complete = ncq_disk_cdl_write_log(d, s);
+        *complete = ncq_disk_log_cmd(d, s, cmd);
         return true;
     }
     if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {
@@ -270,6 +345,10 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if (c->flags & NCQ_CMD_SMART) {
         *complete = ncq_disk_smart_cmd(d, s);
+        return true;
+    }
+    if (c->flags & NCQ_CMD_SENSE) {
+        *complete = ncq_disk_cdl_request_sense(d, s);
         return true;
     }
     if ((c->flags & NCQ_CMD_TRIM) && !d->dev.conf.discard_granularity) {

@@ -1,10 +1,16 @@
 /*
- * ncq-disk: General Purpose Logging, as far as NCQ needs it
+ * ncq-disk: the drive's logs, one table
  *
- * READ LOG EXT answers the log directory (00h), the NCQ Command Error
- * log (10h), which a host reads after an NCQ error to learn the failed
- * tag, and the IDENTIFY DEVICE data log (30h) pages 00h and 08h, where
- * Linux looks for NCQ priority support.
+ * Every log the drive serves is one row of ncq_disk_logs[] below: its
+ * address, its name, which command sets reach it (General Purpose Logging:
+ * READ/WRITE LOG EXT and READ/WRITE LOG DMA EXT; SMART: SMART READ/WRITE
+ * LOG), how many pages it has on this drive (0: not served, e.g. the CDL
+ * logs without cdl=on), and the functions that fill a page and take
+ * written data.  Both log directories (00h read through GPL and through
+ * SMART) and the IDENTIFY DEVICE data log's supported-pages list come from
+ * the tables here; nothing else lists logs.  The PIO and the DMA forms of
+ * the GPL commands share everything but the transfer.  docs/device.md
+ * lists the logs.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -13,16 +19,45 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "system/dma.h"
 #include "../ide-internal.h"
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
-#define LOG_DIRECTORY               0x00
-#define LOG_NCQ_ERROR               0x10
-#define LOG_IDENTIFY_DEVICE         0x30
-#define ID_LOG_SUPPORTED_PAGES      0x00
-#define ID_LOG_SATA_SETTINGS        0x08
-#define ID_LOG_PAGES                (ID_LOG_SATA_SETTINGS + 1)
+/* Command codes (ACS-3 7.22, 7.23, 7.58, 7.59) */
+#define ATA_CMD_READ_LOG_EXT        0x2f
+#define ATA_CMD_WRITE_LOG_EXT       0x3f
+#define ATA_CMD_READ_LOG_DMA_EXT    0x47
+#define ATA_CMD_WRITE_LOG_DMA_EXT   0x57
+
+/* IDENTIFY DEVICE words (ACS-3 7.12.7) */
+#define ID_CMDSET_VALID             86
+#define ID_CMDSET_WORDS_119_120     (1 << 15)
+#define ID_CMDSET_SUP3              119         /* and 120: enabled */
+#define ID_CMDSET_SIGNATURE         (1 << 14)   /* words 119/120 valid */
+#define ID_CMDSET_LOG_DMA_EXT       (1 << 3)    /* 47h and 57h */
+#define ID_SATA_CAP                 76
+#define ID_SATA_CAP_PHY_EVENTS      (1 << 10)
+#define LOG_PHY_EVENTS              0x11
+/* ATA8-ACS (word 80 bit 8) brought READ/WRITE LOG DMA EXT */
+#define ATA_MAJOR_LOG_DMA           8
+
+/* READ LOG EXT FEATURES bit 0 on log 04h: read then initialize (ACS-4) */
+#define LOG_FEATURE_INIT            0x01
+
+/* The IDENTIFY DEVICE data log (30h): its pages (ACS-4 9.11) */
+#define ID_LOG_LIST                 0x00
+#define ID_LOG_COPY                 0x01
+#define ID_LOG_CAPACITY             0x02
+#define ID_LOG_CAPABILITIES         0x03
+#define ID_LOG_SETTINGS             0x04
+#define ID_LOG_STRINGS              0x05
+#define ID_LOG_SECURITY             0x06
+#define ID_LOG_SATA                 0x08
+#define ID_LOG_PAGES                (ID_LOG_SATA + 1)
+
+/* A qword of the IDENTIFY DEVICE data log: bit 63 says it is valid */
+#define ID_QWORD_VALID              (1ULL << 63)
 
 /* A log's data structure ends with a checksum: all 512 bytes sum to 0. */
 void ncq_disk_log_checksum(uint8_t *buf)
@@ -39,111 +74,541 @@ void ncq_disk_log_checksum(uint8_t *buf)
 /* Every IDENTIFY DEVICE data log page starts with this qword. */
 static void ncq_disk_id_page_header(uint8_t *buf, uint8_t page)
 {
-    stq_le_p(buf, (1ULL << 63) | ((uint64_t)page << 16) | 0x0001);
+    stq_le_p(buf, ID_QWORD_VALID | ((uint64_t)page << 16) | 0x0001);
 }
 
-/* Fill @buf with one 512-byte page; false if there is no such page. */
-static bool ncq_disk_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                              uint8_t *buf)
+static uint16_t ncq_disk_id_word(IDEState *s, int w)
+{
+    return s->identify_set ? lduw_le_p(s->identify_data + 2 * w) : 0;
+}
+
+/* ---- the IDENTIFY DEVICE data log (30h): one row per page ---- */
+
+/* Page 01h: a copy of IDENTIFY DEVICE data (cdladm reads word 80 here) */
+static void ncq_disk_id_copy(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    if (s->identify_set) {
+        ncq_disk_identify_refresh(s);
+        memcpy(buf, s->identify_data, 512);
+    }
+}
+
+/* Page 02h: capacity; sector sizes as words 106, 117-118 and 209 say */
+static void ncq_disk_id_capacity(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    uint16_t w106 = ncq_disk_id_word(s, 106);
+    uint64_t phys = 0;
+
+    ncq_disk_id_page_header(buf, ID_LOG_CAPACITY);
+    stq_le_p(buf + 8, ID_QWORD_VALID | (s->nb_sectors & 0xffffffffffffULL));
+    if ((w106 & 0xc000) == 0x4000) {
+        phys = (uint64_t)(w106 & 0x3000) << 49 |   /* bits 62, 61 */
+               (uint64_t)(w106 & 0xf) << 16 |
+               (ncq_disk_id_word(s, 209) & 0x3fff);
+    }
+    stq_le_p(buf + 16, ID_QWORD_VALID | phys);
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 117) |
+             (uint32_t)ncq_disk_id_word(s, 118) << 16);
+    /* nominal buffer size in bytes: the model's buffer */
+    stq_le_p(buf + 32, ID_QWORD_VALID |
+             (uint64_t)ncq_model_params(d->model)->buffer_sectors * 512);
+}
+
+/*
+ * Page 03h: supported capabilities.  Qword 8's feature bits are left to
+ * the features that own them (CDL adds bit 47 and qword 168); here the
+ * IDENTIFY words the page copies: the nominal media rotation rate (word
+ * 217), the form factor (168), the world wide name (108-111, valid bit
+ * 127) and data set management (169).
+ */
+static void ncq_disk_id_caps(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    int i;
+
+    ncq_disk_id_page_header(buf, ID_LOG_CAPABILITIES);
+    stq_le_p(buf + 8, ID_QWORD_VALID);
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 217));
+    stq_le_p(buf + 32, ID_QWORD_VALID | (ncq_disk_id_word(s, 168) & 0xf));
+    for (i = 0; i < 4; i++) {
+        stw_le_p(buf + 56 + 2 * i, ncq_disk_id_word(s, 108 + i));
+    }
+    stq_le_p(buf + 64, ID_QWORD_VALID | ldq_le_p(buf + 64));
+    stq_le_p(buf + 72, ID_QWORD_VALID | (ncq_disk_id_word(s, 169) & 1));
+    ncq_disk_cdl_id_caps(d, buf);
+}
+
+/* Page 04h: current settings (CDL adds its enabled bits) */
+static void ncq_disk_id_settings(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SETTINGS);
+    stq_le_p(buf + 8, ID_QWORD_VALID);
+    ncq_disk_cdl_id_settings(d, buf);
+}
+
+/*
+ * Page 05h: ATA strings as IDENTIFY holds them (bytes swapped in each
+ * word): serial number (words 10-19), firmware revision (23-26), model
+ * number (27-46), additional product identifier (170-173).
+ */
+static void ncq_disk_id_strings(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    static const struct { int at, word, words; } str[] = {
+        { 8, 10, 10 }, { 32, 23, 4 }, { 48, 27, 20 }, { 96, 170, 4 },
+    };
+    int i, k;
+
+    ncq_disk_id_page_header(buf, ID_LOG_STRINGS);
+    for (i = 0; i < ARRAY_SIZE(str); i++) {
+        for (k = 0; k < str[i].words; k++) {
+            stw_le_p(buf + str[i].at + 2 * k,
+                     ncq_disk_id_word(s, str[i].word + k));
+        }
+    }
+}
+
+/*
+ * Page 06h: security: master password identifier (word 92), security
+ * status (128), erase times (89, 90), trusted computing (48).  No
+ * security feature set here: the status and trusted computing qwords
+ * are valid and say so.
+ */
+static void ncq_disk_id_security(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SECURITY);
+    stq_le_p(buf + 8, ID_QWORD_VALID | ncq_disk_id_word(s, 92));
+    stq_le_p(buf + 16, ID_QWORD_VALID | (ncq_disk_id_word(s, 128) & 0xff));
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 89));
+    stq_le_p(buf + 32, ID_QWORD_VALID | ncq_disk_id_word(s, 90));
+    stq_le_p(buf + 40, ID_QWORD_VALID | (ncq_disk_id_word(s, 48) & 1));
+}
+
+/*
+ * Page 08h: SATA settings.  Linux reads NCQ priority support from byte 9
+ * bit 3 (libata's ATA_LOG_NCQ_PRIO_OFFSET); the SATA capability words
+ * 76-79 are copied to qwords 8 and 16.
+ */
+static void ncq_disk_id_sata(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SATA);
+    stq_le_p(buf + 8, ID_QWORD_VALID |
+             (d->prop.ncq_prio ? 1ULL << 11 : 0));
+    stq_le_p(buf + 16, ID_QWORD_VALID | ncq_disk_id_word(s, 78) |
+             (uint64_t)ncq_disk_id_word(s, 79) << 16);
+}
+
+typedef struct NcqDiskIdPage {
+    uint8_t page;
+    void (*fill)(NcqDisk *d, IDEState *s, uint8_t *buf);
+} NcqDiskIdPage;
+
+/* The pages a SATA drive of ACS-3/ACS-4's generation has (07h is PATA's) */
+static const NcqDiskIdPage ncq_disk_id_pages[] = {
+    { ID_LOG_LIST,          NULL },     /* this table */
+    { ID_LOG_COPY,          ncq_disk_id_copy },
+    { ID_LOG_CAPACITY,      ncq_disk_id_capacity },
+    { ID_LOG_CAPABILITIES,  ncq_disk_id_caps },
+    { ID_LOG_SETTINGS,      ncq_disk_id_settings },
+    { ID_LOG_STRINGS,       ncq_disk_id_strings },
+    { ID_LOG_SECURITY,      ncq_disk_id_security },
+    { ID_LOG_SATA,          ncq_disk_id_sata },
+};
+
+static void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                            unsigned how)
+{
+    IDEState *s = ncq_disk_state(d);
+    int i;
+
+    if (page == ID_LOG_LIST) {
+        /* the number of pages, then their numbers in ascending order */
+        ncq_disk_id_page_header(buf, page);
+        for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+            buf[9 + i] = ncq_disk_id_pages[i].page;
+        }
+        buf[8] = i;
+        return;
+    }
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+        if (ncq_disk_id_pages[i].page == page) {
+            ncq_disk_id_pages[i].fill(d, s, buf);
+        }
+    }
+    /* a page not in the list (07h) reads as zeros, as on real drives */
+}
+
+/* ---- NCQ Command Error log (10h) ---- */
+
+static void ncq_disk_ncq_error_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                   unsigned how)
 {
     NcqDiskErrorLog *e = &d->errlog;
-    int n;
 
-    memset(buf, 0, 512);
-    switch (log) {
-    case LOG_DIRECTORY:
-        if (page) {
-            return false;
-        }
-        stw_le_p(buf, 0x0001);                          /* GPL version */
-        stw_le_p(buf + 2 * LOG_NCQ_ERROR, 1);
-        stw_le_p(buf + 2 * LOG_IDENTIFY_DEVICE, ID_LOG_PAGES);
-        ncq_disk_cdl_log_directory(d, buf);
-        ncq_disk_smart_gpl_directory(d, buf);
-        return true;
-    case LOG_NCQ_ERROR:
-        if (page) {
-            return false;
-        }
-        if (e->valid) {
-            buf[0] = (e->nq ? 0x80 : 0) | (e->tag & 0x1f);
-            buf[2] = e->status;
-            buf[3] = e->error;
-            buf[4] = e->lba;
-            buf[5] = e->lba >> 8;
-            buf[6] = e->lba >> 16;
-            buf[7] = 0x40;                              /* device: LBA */
-            buf[8] = e->lba >> 24;
-            buf[9] = e->lba >> 32;
-            buf[10] = e->lba >> 40;
-            buf[12] = e->count;
-            buf[13] = e->count >> 8;
-            /* NCQ autosense: sense key, ASC, ASCQ */
-            memcpy(buf + 14, e->sense, sizeof(e->sense));
-        }
-        ncq_disk_log_checksum(buf);
-        /* Reading the log ends the NCQ error condition. */
-        e->valid = false;
-        d->ncq_halted = false;
-        return true;
-    case LOG_IDENTIFY_DEVICE:
-        if (page == ID_LOG_SUPPORTED_PAGES) {
-            /* the number of pages, then their numbers in ascending order */
-            ncq_disk_id_page_header(buf, page);
-            n = 0;
-            buf[9 + n++] = ID_LOG_SUPPORTED_PAGES;
-            n += ncq_disk_cdl_id_pages(d, buf + 9 + n);
-            buf[9 + n++] = ID_LOG_SATA_SETTINGS;
-            buf[8] = n;
-            return true;
-        }
-        if (page != ID_LOG_SATA_SETTINGS &&
-            ncq_disk_cdl_log_page(d, log, page, buf)) {
-            ncq_disk_id_page_header(buf, page);
-            return true;
-        }
-        if (page == ID_LOG_SATA_SETTINGS) {
-            ncq_disk_id_page_header(buf, page);
-            /* Current SATA settings: valid, NCQ priority information */
-            if (d->prop.ncq_prio) {
-                stq_le_p(buf + 8, (1ULL << 63) | (1 << 11));
-            }
-            return true;
-        }
-        return false;
+    if (e->valid) {
+        buf[0] = (e->nq ? 0x80 : 0) | (e->tag & 0x1f);
+        buf[2] = e->status;
+        buf[3] = e->error;
+        buf[4] = e->lba;
+        buf[5] = e->lba >> 8;
+        buf[6] = e->lba >> 16;
+        buf[7] = 0x40;                              /* device: LBA */
+        buf[8] = e->lba >> 24;
+        buf[9] = e->lba >> 32;
+        buf[10] = e->lba >> 40;
+        buf[12] = e->count;
+        buf[13] = e->count >> 8;
+        /* NCQ autosense: sense key, ASC, ASCQ */
+        memcpy(buf + 14, e->sense, sizeof(e->sense));
     }
-    /*
-     * Command Duration Limits' logs (0Fh, 18h; ncq-disk-cdl.c), then the
-     * SMART logs GPL shares: 03h, 04h, 07h (ncq-disk-smart.c)
-     */
-    return ncq_disk_cdl_log_page(d, log, page, buf) ||
-           ncq_disk_smart_log_page(d, log, page, buf, true);
+    ncq_disk_log_checksum(buf);
+    /* Reading the log ends the NCQ error condition. */
+    e->valid = false;
+    d->ncq_halted = false;
 }
 
-bool ncq_disk_read_log(NcqDisk *d, IDEState *s)
+static void ncq_disk_log_directory(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                   unsigned how);
+
+static uint16_t ncq_disk_cdl_pages_2(NcqDisk *d)
 {
-    uint8_t log = s->sector;
-    uint16_t page = s->lcyl | (s->hob_lcyl << 8);
-    /* READ LOG EXT is a 48-bit command: a 16-bit count, 0 means 65,536 */
-    uint32_t count = (s->hob_nsector << 8) | s->nsector;
+    return d->cdl.on ? 2 : 0;
+}
+
+static uint16_t ncq_disk_cdl_pages_1(NcqDisk *d)
+{
+    return d->cdl.on ? 1 : 0;
+}
+
+/*
+ * THE table.  .pages: a fixed count, or .npages() for a count that
+ * depends on the drive (0: not served).  .write: NULL for a read-only
+ * log; .writable: which pages take data (NULL: every page).  A log with
+ * NCQ_LOG_GPL is in the GPL directory and reached by READ/WRITE LOG
+ * (DMA) EXT; with NCQ_LOG_SMART, in the SMART directory and reached by
+ * SMART READ/WRITE LOG.  Ascending addresses (a test checks).
+ */
+typedef struct NcqDiskLog {
+    uint8_t addr;
+    const char *name;
+    unsigned where;
+    uint16_t pages;
+    uint16_t (*npages)(NcqDisk *d);
+    NcqDiskLogRead *read;
+    NcqDiskLogWrite *write;
+    bool (*writable)(NcqDisk *d, uint16_t page);
+} NcqDiskLog;
+
+#define GPL     NCQ_LOG_GPL
+#define SMART   NCQ_LOG_SMART
+
+static const NcqDiskLog ncq_disk_logs[] = {
+    { 0x00, "Log directory", GPL | SMART, 1, NULL,
+      ncq_disk_log_directory },
+    { 0x01, "Summary SMART error", SMART, 1, NULL,
+      ncq_disk_smart_summary_error_log },
+    { 0x02, "Comprehensive SMART error", SMART, NCQ_DISK_ERROR_PAGES, NULL,
+      ncq_disk_smart_error_log },
+    { 0x03, "Ext. Comprehensive SMART error", GPL,
+      NCQ_DISK_EXT_ERROR_PAGES, NULL, ncq_disk_smart_ext_error_log },
+    { 0x04, "Device Statistics", GPL | SMART, 0, ncq_disk_stat_pages,
+      ncq_disk_smart_stats_log },
+    { 0x06, "SMART self-test", SMART, 1, NULL,
+      ncq_disk_smart_selftest_log },
+    { 0x07, "Extended self-test", GPL, 1, NULL,
+      ncq_disk_smart_ext_selftest_log },
+    { 0x09, "Selective self-test", SMART, 1, NULL,
+      ncq_disk_smart_selective_log, ncq_disk_smart_selective_write },
+    { 0x0f, "Sense Data for Successful NCQ Commands", GPL, 0,
+      ncq_disk_cdl_pages_2, ncq_disk_cdl_success_log },
+    { 0x10, "NCQ Command Error", GPL, 1, NULL, ncq_disk_ncq_error_log },
+    { LOG_PHY_EVENTS, "SATA Phy Event Counters", GPL, 1, NULL,
+      ncq_disk_smart_phy_events },
+    { 0x18, "Command Duration Limits", GPL, 0, ncq_disk_cdl_pages_1,
+      ncq_disk_cdl_log_read, ncq_disk_cdl_log_write },
+    { 0x30, "IDENTIFY DEVICE data", GPL | SMART, ID_LOG_PAGES, NULL,
+      ncq_disk_id_log },
+};
+
+#undef GPL
+#undef SMART
+
+static uint16_t ncq_disk_log_npages(NcqDisk *d, const NcqDiskLog *l)
+{
+    return l->npages ? l->npages(d) : l->pages;
+}
+
+/* The row of log @addr reached through @where, if this drive serves it */
+static const NcqDiskLog *ncq_disk_log_find(NcqDisk *d, uint8_t addr,
+                                           unsigned where)
+{
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_logs); i++) {
+        const NcqDiskLog *l = &ncq_disk_logs[i];
+
+        if (l->addr == addr && (l->where & where) &&
+            ncq_disk_log_npages(d, l)) {
+            return l;
+        }
+    }
+    return NULL;
+}
+
+/* Log 00h: GPL's and SMART's directories, each from the table */
+static void ncq_disk_log_directory(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                   unsigned how)
+{
+    unsigned where = how & (NCQ_LOG_GPL | NCQ_LOG_SMART);
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_logs); i++) {
+        const NcqDiskLog *l = &ncq_disk_logs[i];
+
+        if (l->addr && (l->where & where)) {
+            stw_le_p(buf + 2 * l->addr, ncq_disk_log_npages(d, l));
+        }
+    }
+    stw_le_p(buf, 0x0001);          /* GPL/SMART logging version */
+}
+
+/* READ/WRITE LOG EXT can move 2 pages of io_buffer at most, and more */
+static uint32_t ncq_disk_log_max_pages(void)
+{
+    return IDE_DMA_BUF_SECTORS;
+}
+
+/*
+ * Fill s->io_buffer with @count pages of @l from @page; false if the
+ * range is beyond the log (ABRT).
+ */
+static bool ncq_disk_log_fill(NcqDisk *d, IDEState *s, const NcqDiskLog *l,
+                              uint16_t page, uint32_t count, unsigned how)
+{
     uint32_t i;
 
-    if (!count) {
-        count = 0x10000;
+    if (!count || count > ncq_disk_log_max_pages() ||
+        page + count > ncq_disk_log_npages(d, l)) {
+        return false;
     }
-    trace_ncq_disk_read_log(d, log, page, count);
-    if (count > IDE_DMA_BUF_SECTORS) {
-        ide_abort_command(s);
+    ncq_disk_smart_update(d);
+    for (i = 0; i < count; i++) {
+        memset(s->io_buffer + 512 * i, 0, 512);
+        l->read(d, page + i, s->io_buffer + 512 * i, how);
+    }
+    return true;
+}
+
+/* May @count pages from @page of @l be written? */
+static bool ncq_disk_log_may_write(NcqDisk *d, const NcqDiskLog *l,
+                                   uint16_t page, uint32_t count)
+{
+    uint32_t i;
+
+    if (!l->write || !count || count > ncq_disk_log_max_pages() ||
+        page + count > ncq_disk_log_npages(d, l)) {
+        return false;
+    }
+    for (i = 0; l->writable && i < count; i++) {
+        if (!l->writable(d, page + i)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- the commands ---- */
+
+/* Does this drive have READ/WRITE LOG DMA EXT (ATA8-ACS on)? */
+bool ncq_disk_log_dma_supported(NcqDisk *d)
+{
+    return ncq_model_params(d->model)->ata_major >= ATA_MAJOR_LOG_DMA ||
+           d->cdl.on;
+}
+
+/*
+ * IDENTIFY: the SATA Phy Event Counters log (word 76 bit 10: smartctl -l
+ * sataphy looks there, not at the directory); READ/WRITE LOG DMA EXT in
+ * words 119/120 bit 3, valid as word 86 bit 15 and bits 15:14 say.
+ */
+void ncq_disk_log_identify(NcqDisk *d, uint16_t *words)
+{
+    uint16_t w76 = lduw_le_p(&words[ID_SATA_CAP]);
+    int w;
+
+    if (w76 && w76 != 0xffff && ncq_disk_log_find(d, LOG_PHY_EVENTS,
+                                                  NCQ_LOG_GPL)) {
+        stw_le_p(&words[ID_SATA_CAP], w76 | ID_SATA_CAP_PHY_EVENTS);
+    }
+    if (!ncq_disk_log_dma_supported(d)) {
+        return;
+    }
+    stw_le_p(&words[ID_CMDSET_VALID],
+             lduw_le_p(&words[ID_CMDSET_VALID]) | ID_CMDSET_WORDS_119_120);
+    for (w = ID_CMDSET_SUP3; w <= ID_CMDSET_SUP3 + 1; w++) {
+        stw_le_p(&words[w], (lduw_le_p(&words[w]) & ~(1 << 15)) |
+                 ID_CMDSET_SIGNATURE | ID_CMDSET_LOG_DMA_EXT);
+    }
+}
+
+static bool ncq_disk_log_refuse(NcqDisk *d, IDEState *s)
+{
+    d->count.guest_errors++;
+    ide_abort_command(s);
+    return true;
+}
+
+/*
+ * Move @bytes of s->io_buffer to (@to_guest) or from guest memory
+ * through the HBA's scatter list, as AHCI's buffered DMA does for ATAPI
+ * (IDEDMAOps.rw_buf).  False if the list holds fewer bytes: the host
+ * gave a buffer too short for the count, the command aborts.  A longer
+ * list is fine: the drive moves what the count says (PRDBC tells).
+ */
+static bool ncq_disk_log_dma(IDEState *s, uint32_t bytes, bool to_guest)
+{
+    const IDEDMAOps *ops = s->bus->dma ? s->bus->dma->ops : NULL;
+    int32_t have;
+
+    if (!ops || !ops->prepare_buf || !ops->rw_buf) {
+        return false;
+    }
+    s->io_buffer_offset = 0;
+    have = ops->prepare_buf(s->bus->dma, bytes);
+    qemu_sglist_destroy(&s->sg);
+    if (have < 0 || (uint32_t)have < bytes) {
+        return false;
+    }
+    s->io_buffer_index = 0;
+    s->io_buffer_size = bytes;
+    return ops->rw_buf(s->bus->dma, to_guest);
+}
+
+/* Written data has arrived: stored whole by the row, or not at all. */
+static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
+{
+    uint8_t addr = s->sector;
+    uint16_t page = where == NCQ_LOG_SMART ? 0 :
+                    s->lcyl | (s->hob_lcyl << 8);
+    uint32_t count = where == NCQ_LOG_SMART ? (uint8_t)s->nsector :
+                     (s->hob_nsector << 8) | s->nsector;
+    const NcqDiskLog *l = ncq_disk_log_find(d, addr, where);
+
+    trace_ncq_disk_write_log(d, addr, page, count);
+    if (!l || !ncq_disk_log_may_write(d, l, page, count) ||
+        !l->write(d, page, count, s->io_buffer)) {
+        return false;
+    }
+    return true;
+}
+
+static void ncq_disk_log_pio_written(IDEState *s, unsigned where)
+{
+    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
+
+    if (!ncq_disk_log_store(d, s, where)) {
+        ncq_disk_log_refuse(d, s);
+    } else {
+        s->status = READY_STAT | SEEK_STAT;
+        ide_transfer_stop(s);
+    }
+    ide_bus_set_irq(s->bus);
+}
+
+static void ncq_disk_log_gpl_written(IDEState *s)
+{
+    ncq_disk_log_pio_written(s, NCQ_LOG_GPL);
+}
+
+static void ncq_disk_log_smart_written(IDEState *s)
+{
+    ncq_disk_log_pio_written(s, NCQ_LOG_SMART);
+}
+
+/*
+ * READ LOG (DMA) EXT and WRITE LOG (DMA) EXT: LBA low the log, LBA mid
+ * and its HOB the page, a 16-bit count of pages (0: ABRT).  Returns what
+ * a command table handler returns (true: completed).
+ */
+bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
+{
+    uint8_t addr = s->sector;
+    uint16_t page = s->lcyl | (s->hob_lcyl << 8);
+    uint32_t count = (s->hob_nsector << 8) | s->nsector;
+    bool dma = cmd == ATA_CMD_READ_LOG_DMA_EXT ||
+               cmd == ATA_CMD_WRITE_LOG_DMA_EXT;
+    bool write = cmd == ATA_CMD_WRITE_LOG_EXT ||
+                 cmd == ATA_CMD_WRITE_LOG_DMA_EXT;
+    const NcqDiskLog *l = ncq_disk_log_find(d, addr, NCQ_LOG_GPL);
+    unsigned how = NCQ_LOG_GPL;
+
+    if (dma && !ncq_disk_log_dma_supported(d)) {
+        return ncq_disk_log_refuse(d, s);
+    }
+    if (s->feature & LOG_FEATURE_INIT) {
+        how |= NCQ_LOG_INIT;
+    }
+    if (write) {
+        if (!l || !ncq_disk_log_may_write(d, l, page, count)) {
+            trace_ncq_disk_write_log(d, addr, page, count);
+            return ncq_disk_log_refuse(d, s);
+        }
+        if (!dma) {
+            s->status = READY_STAT | SEEK_STAT;
+            ide_transfer_start(s, s->io_buffer, 512 * count,
+                               ncq_disk_log_gpl_written);
+            return false;
+        }
+        if (!ncq_disk_log_dma(s, 512 * count, false) ||
+            !ncq_disk_log_store(d, s, NCQ_LOG_GPL)) {
+            return ncq_disk_log_refuse(d, s);
+        }
+        s->status = READY_STAT | SEEK_STAT;
         return true;
     }
-    for (i = 0; i < count; i++) {
-        if (!ncq_disk_log_page(d, log, page + i, s->io_buffer + 512 * i)) {
-            ide_abort_command(s);
-            return true;
+    trace_ncq_disk_read_log(d, addr, page, count);
+    if (!l || !ncq_disk_log_fill(d, s, l, page, count, how)) {
+        return ncq_disk_log_refuse(d, s);
+    }
+    if (dma) {
+        if (!ncq_disk_log_dma(s, 512 * count, true)) {
+            return ncq_disk_log_refuse(d, s);
         }
+        s->status = READY_STAT | SEEK_STAT;
+        return true;
     }
     s->status = READY_STAT | SEEK_STAT;
     ide_transfer_start(s, s->io_buffer, 512 * count, ide_transfer_stop);
     ide_bus_set_irq(s->bus);
+    return false;
+}
+
+/* SMART READ LOG: log in LBA low, 8-bit count of pages from page 0 */
+bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s)
+{
+    uint32_t count = (uint8_t)s->nsector;
+    const NcqDiskLog *l = ncq_disk_log_find(d, s->sector, NCQ_LOG_SMART);
+
+    trace_ncq_disk_read_log(d, s->sector, 0, count);
+    if (!l || !ncq_disk_log_fill(d, s, l, 0, count, NCQ_LOG_SMART)) {
+        return ncq_disk_log_refuse(d, s);
+    }
+    s->status = READY_STAT | SEEK_STAT;
+    ide_transfer_start(s, s->io_buffer, 512 * count, ide_transfer_stop);
+    ide_bus_set_irq(s->bus);
+    return false;
+}
+
+/* SMART WRITE LOG: the data, then the row's write function */
+bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s)
+{
+    uint32_t count = (uint8_t)s->nsector;
+    const NcqDiskLog *l = ncq_disk_log_find(d, s->sector, NCQ_LOG_SMART);
+
+    if (!l || !ncq_disk_log_may_write(d, l, 0, count)) {
+        trace_ncq_disk_write_log(d, s->sector, 0, count);
+        return ncq_disk_log_refuse(d, s);
+    }
+    s->status = READY_STAT | SEEK_STAT;
+    ide_transfer_start(s, s->io_buffer, 512 * count,
+                       ncq_disk_log_smart_written);
     return false;
 }

@@ -266,6 +266,18 @@ void ncq_disk_host_io(NcqDiskReq *r)
     r->aiocb = r->host_done ? NULL : acb;
 }
 
+/* The queued commands the drive holds (tags in use). */
+static uint32_t ncq_disk_ncq_held(NcqDisk *d)
+{
+    uint32_t n = 0;
+    int tag;
+
+    for (tag = 0; tag < NCQ_DISK_MAX_DEPTH; tag++) {
+        n += d->reqs[tag].cmd != NULL;
+    }
+    return n;
+}
+
 /*
  * A queued command the drive refuses before timing it: true if it was
  * failed or dropped here.
@@ -283,7 +295,7 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
         ncq_disk_done(d, cmd, 0, ABRT_ERR);
         return true;
     }
-    if (cmd->tag >= d->prop.queue_depth) {
+    if (cmd->tag >= NCQ_DISK_MAX_DEPTH) {
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
         return true;
     }
@@ -295,6 +307,15 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
         /* AHCI reports active tags through ncq_error(); be safe anyway. */
         ncq_disk_ncq_fail(d, NULL, cmd->tag, ABRT_ERR);
         ncq_disk_done(d, cmd, 0, ABRT_ERR);
+        return true;
+    }
+    /*
+     * queue-depth is how many commands the drive holds at once, not a
+     * limit on the tag: Linux numbers tags over the port's 32 whatever
+     * IDENTIFY word 75 says (docs/device.md, "Queue depth below 32").
+     */
+    if (ncq_disk_ncq_held(d) >= d->prop.queue_depth) {
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
         return true;
     }
     return false;
@@ -517,6 +538,7 @@ static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
     }
     d->held.error = ncq_disk_fault_error(c->fault);
     d->held.error_lba = c->fault_lba;
+    d->held.cdl_outcome = c->cdl_outcome;
     ncq_disk_run_held(d);
     return NCQ_DISK_NEXT;
 }
@@ -655,6 +677,7 @@ static void ncq_disk_run_completions(NcqDisk *d)
                                          c->fault_lba);
                 }
                 ncq_disk_smart_done(d, c);
+                ncq_disk_cdl_count(d, c);
             }
             w->resumed = false;
             next = c->queued ? ncq_disk_complete_queued(d, c) :

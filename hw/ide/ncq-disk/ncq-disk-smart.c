@@ -40,23 +40,16 @@
 #define SMART_FAIL_MID              0xf4
 #define SMART_FAIL_HIGH             0x2c
 
-/* Log addresses */
-#define LOG_DIRECTORY               0x00
-#define LOG_SUMMARY_ERROR           0x01
-#define LOG_COMPREHENSIVE_ERROR     0x02
-#define LOG_EXT_ERROR               0x03
-#define LOG_DEVICE_STATISTICS       0x04
-#define LOG_SELFTEST                0x06
-#define LOG_EXT_SELFTEST            0x07
-#define LOG_SELECTIVE               0x09
-#define LOG_PHY_EVENTS              0x11
-
+/* The logs' addresses and pages are rows of ncq-disk-log.c's table */
 #define ERRORS_PER_PAGE             5       /* SMART 01h/02h */
 #define EXT_ERRORS_PER_PAGE         4       /* GP 03h */
 #define EXT_TESTS_PER_PAGE          19      /* GP 07h */
-#define ERROR_PAGES     (NCQ_SMART_MAX_ERRORS / ERRORS_PER_PAGE)
-#define EXT_ERROR_PAGES (NCQ_SMART_MAX_ERRORS / EXT_ERRORS_PER_PAGE)
+QEMU_BUILD_BUG_ON(NCQ_DISK_ERROR_PAGES * ERRORS_PER_PAGE !=
+                  NCQ_SMART_MAX_ERRORS);
+QEMU_BUILD_BUG_ON(NCQ_DISK_EXT_ERROR_PAGES * EXT_ERRORS_PER_PAGE !=
+                  NCQ_SMART_MAX_ERRORS);
 #define STAT_PAGES                  8       /* device statistics 00h-07h */
+#define STAT_PAGE_CDL               0x09    /* ... and 09h with CDL */
 
 /* SMART data structure revision, as Seagate's drives report it */
 #define SMART_REVISION              10
@@ -242,7 +235,8 @@ static void ncq_disk_put_error48(uint8_t *p, const NcqSmartError *e)
 }
 
 /* GP 03h: the last 20 errors, 4 to a page */
-static void ncq_disk_ext_error_log(NcqDisk *d, uint16_t page, uint8_t *buf)
+void ncq_disk_smart_ext_error_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                  unsigned how)
 {
     NcqSmart *sm = ncq_disk_sm(d);
     uint32_t slots = NCQ_SMART_MAX_ERRORS, k;
@@ -263,6 +257,18 @@ static void ncq_disk_ext_error_log(NcqDisk *d, uint16_t page, uint8_t *buf)
         }
     }
     ncq_disk_log_checksum(buf);
+}
+
+void ncq_disk_smart_summary_error_log(NcqDisk *d, uint16_t page,
+                                      uint8_t *buf, unsigned how)
+{
+    ncq_disk_error_log(d, 0, ERRORS_PER_PAGE, buf);
+}
+
+void ncq_disk_smart_error_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                              unsigned how)
+{
+    ncq_disk_error_log(d, page, NCQ_SMART_MAX_ERRORS, buf);
 }
 
 /* SMART 06h (21 entries, 24 bytes) and GP 07h (19 entries, 26 bytes) */
@@ -297,8 +303,21 @@ static void ncq_disk_selftest_log(NcqDisk *d, bool ext, uint8_t *buf)
     ncq_disk_log_checksum(buf);
 }
 
+void ncq_disk_smart_selftest_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                 unsigned how)
+{
+    ncq_disk_selftest_log(d, false, buf);
+}
+
+void ncq_disk_smart_ext_selftest_log(NcqDisk *d, uint16_t page,
+                                     uint8_t *buf, unsigned how)
+{
+    ncq_disk_selftest_log(d, true, buf);
+}
+
 /* SMART 09h: the spans a selective self-test reads */
-static void ncq_disk_selective_log(NcqDisk *d, uint8_t *buf)
+void ncq_disk_smart_selective_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                  unsigned how)
 {
     NcqSmart *sm = ncq_disk_sm(d);
     int i;
@@ -325,7 +344,8 @@ static void ncq_disk_stat_header(uint8_t *buf, uint8_t page)
 }
 
 /* GP/SMART 04h (ACS-3 9.5): the pages a drive of this kind has */
-static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
+static void ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf,
+                                  unsigned how)
 {
     NcqSmart *sm = ncq_disk_sm(d);
     bool hdd = d->params->kind != NCQ_KIND_SSD;
@@ -344,7 +364,11 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
         buf[11 + hdd] = 0x04;
         buf[12 + hdd] = 0x05;
         buf[13 + hdd] = 0x06;
-        return true;
+        if (d->cdl.on) {
+            buf[14 + hdd] = STAT_PAGE_CDL;
+            buf[8]++;
+        }
+        return;
     case 0x01:                      /* general */
         ncq_disk_stat_header(buf, page);
         ncq_disk_stat(buf, 8, sm->power_cycles);
@@ -353,10 +377,10 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
         ncq_disk_stat(buf, 32, sm->write_cmds);
         ncq_disk_stat(buf, 40, sm->sectors_read);
         ncq_disk_stat(buf, 48, sm->read_cmds);
-        return true;
+        return;
     case 0x03:                      /* rotating media */
         if (!hdd) {
-            return true;
+            return;
         }
         ncq_disk_stat_header(buf, page);
         ncq_disk_stat(buf, 8, hours);               /* spindle motor */
@@ -366,12 +390,12 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
         ncq_disk_stat(buf, 40, 0);                  /* read recovery */
         ncq_disk_stat(buf, 48, 0);                  /* start failures */
         ncq_disk_stat(buf, 56, sm->npending);       /* candidates */
-        return true;
+        return;
     case 0x04:                      /* general errors */
         ncq_disk_stat_header(buf, page);
         ncq_disk_stat(buf, 8, sm->reported_unc);
         ncq_disk_stat(buf, 16, 0);  /* resets mid-command: not counted */
-        return true;
+        return;
     case 0x05:                      /* temperature */
         ncq_disk_stat_header(buf, page);
         ncq_disk_stat(buf, 8, (uint8_t)t);
@@ -379,17 +403,37 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
         ncq_disk_stat(buf, 40, (uint8_t)sm->life_min);
         ncq_disk_stat(buf, 88, 60);     /* max operating: estimate */
         ncq_disk_stat(buf, 104, 0);     /* min operating: estimate */
-        return true;
+        return;
     case 0x06:                      /* transport */
         ncq_disk_stat_header(buf, page);
         ncq_disk_stat(buf, 8, sm->resets);
         ncq_disk_stat(buf, 24, sm->crc_errors);
-        return true;
+        return;
+    case STAT_PAGE_CDL:             /* Command Duration Limits */
+        ncq_disk_cdl_stats(d, buf, how & NCQ_LOG_INIT);
+        return;
     case 0x02:                      /* free fall: none */
     case 0x07:                      /* solid state: none here */
-        return true;
+        return;
     }
-    return false;
+}
+
+/* Pages of log 04h: 00h-07h, and 09h with CDL (08h reads as zeros) */
+uint16_t ncq_disk_stat_pages(NcqDisk *d)
+{
+    return d->cdl.on ? STAT_PAGE_CDL + 1 : STAT_PAGES;
+}
+
+void ncq_disk_smart_stats_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                              unsigned how)
+{
+    ncq_disk_device_stats(d, page, buf, how);
+}
+
+/* The state up to now, before a log page is read */
+void ncq_disk_smart_update(NcqDisk *d)
+{
+    ncq_smart_update(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
 }
 
 /*
@@ -403,7 +447,8 @@ static bool ncq_disk_device_stats(NcqDisk *d, uint16_t page, uint8_t *buf)
  */
 #define PHY_EVENT_16BIT             (1 << 12)
 
-static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
+void ncq_disk_smart_phy_events(NcqDisk *d, uint16_t page, uint8_t *buf,
+                               unsigned how)
 {
     static const uint16_t zero_ids[] = {
         0x002,  /* R_ERR response for data FIS */
@@ -428,86 +473,15 @@ static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
     ncq_disk_log_checksum(buf);
 }
 
-/* SMART 00h: the SMART log directory */
-static void ncq_disk_smart_directory(uint8_t *buf)
+/*
+ * SMART WRITE LOG of the selective self-test log (09h): ACS: a bad
+ * checksum or span, or a test running, aborts.
+ */
+bool ncq_disk_smart_selective_write(NcqDisk *d, uint16_t page,
+                                    uint16_t count, const uint8_t *buf)
 {
-    stw_le_p(buf, 0x0001);
-    stw_le_p(buf + 2 * LOG_SUMMARY_ERROR, 1);
-    stw_le_p(buf + 2 * LOG_COMPREHENSIVE_ERROR, ERROR_PAGES);
-    stw_le_p(buf + 2 * LOG_DEVICE_STATISTICS, STAT_PAGES);
-    stw_le_p(buf + 2 * LOG_SELFTEST, 1);
-    stw_le_p(buf + 2 * LOG_SELECTIVE, 1);
-}
-
-void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf)
-{
-    stw_le_p(buf + 2 * LOG_EXT_ERROR, EXT_ERROR_PAGES);
-    stw_le_p(buf + 2 * LOG_DEVICE_STATISTICS, STAT_PAGES);
-    stw_le_p(buf + 2 * LOG_EXT_SELFTEST, 1);
-    stw_le_p(buf + 2 * LOG_PHY_EVENTS, 1);
-}
-
-bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                             uint8_t *buf, bool gpl)
-{
-    ncq_smart_update(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
-    memset(buf, 0, 512);
-    if (log == LOG_DEVICE_STATISTICS) {
-        return ncq_disk_device_stats(d, page, buf);
-    }
-    if (gpl) {
-        switch (log) {
-        case LOG_EXT_ERROR:
-            if (page >= EXT_ERROR_PAGES) {
-                return false;
-            }
-            ncq_disk_ext_error_log(d, page, buf);
-            return true;
-        case LOG_EXT_SELFTEST:
-            if (page) {
-                return false;
-            }
-            ncq_disk_selftest_log(d, true, buf);
-            return true;
-        case LOG_PHY_EVENTS:
-            if (page) {
-                return false;
-            }
-            ncq_disk_phy_events(d, buf);
-            return true;
-        }
-        return false;
-    }
-    if (log == LOG_COMPREHENSIVE_ERROR && page < ERROR_PAGES) {
-        ncq_disk_error_log(d, page, NCQ_SMART_MAX_ERRORS, buf);
-        return true;
-    }
-    if (page) {
-        return false;
-    }
-    switch (log) {
-    case LOG_DIRECTORY:
-        ncq_disk_smart_directory(buf);
-        return true;
-    case LOG_SUMMARY_ERROR:
-        ncq_disk_error_log(d, 0, ERRORS_PER_PAGE, buf);
-        return true;
-    case LOG_SELFTEST:
-        ncq_disk_selftest_log(d, false, buf);
-        return true;
-    case LOG_SELECTIVE:
-        ncq_disk_selective_log(d, buf);
-        return true;
-    }
-    return false;
-}
-
-/* SMART WRITE LOG's data has arrived: the selective self-test log only */
-static void ncq_disk_smart_write_done(IDEState *s)
-{
-    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
     NcqSmartSpan span[NCQ_SMART_SPANS];
-    uint8_t *buf = s->io_buffer, sum = 0;
+    uint8_t sum = 0;
     int i;
 
     for (i = 0; i < 512; i++) {
@@ -517,16 +491,10 @@ static void ncq_disk_smart_write_done(IDEState *s)
         span[i].start = ldq_le_p(buf + 2 + 16 * i);
         span[i].end = ldq_le_p(buf + 10 + 16 * i);
     }
-    /* ACS: a bad checksum or span, or a test running: abort */
-    if (sum || d->smart.st.run.type ||
-        ncq_smart_set_spans(ncq_disk_sm(d), d->model, span,
-                            lduw_le_p(buf + 502), lduw_le_p(buf + 508)) < 0) {
-        ide_abort_command(s);
-    } else {
-        s->status = READY_STAT | SEEK_STAT;
-        ide_transfer_stop(s);
-    }
-    ide_bus_set_irq(s->bus);
+    return !sum && !d->smart.st.run.type &&
+           ncq_smart_set_spans(ncq_disk_sm(d), d->model, span,
+                               lduw_le_p(buf + 502),
+                               lduw_le_p(buf + 508)) >= 0;
 }
 
 /* Give @count sectors of @buf (already in s->io_buffer) to the host. */
@@ -536,24 +504,6 @@ static bool ncq_disk_smart_data_in(IDEState *s, uint32_t count)
     ide_transfer_start(s, s->io_buffer, 512 * count, ide_transfer_stop);
     ide_bus_set_irq(s->bus);
     return false;
-}
-
-static bool ncq_disk_smart_read_log(NcqDisk *d, IDEState *s)
-{
-    uint32_t count = (uint8_t)s->nsector, i;
-
-    if (!count || count > IDE_DMA_BUF_SECTORS) {
-        ide_abort_command(s);
-        return true;
-    }
-    for (i = 0; i < count; i++) {
-        if (!ncq_disk_smart_log_page(d, s->sector, i,
-                                     s->io_buffer + 512 * i, false)) {
-            ide_abort_command(s);
-            return true;
-        }
-    }
-    return ncq_disk_smart_data_in(s, count);
 }
 
 /* A captive self-test has ended: the command completes. */
@@ -647,15 +597,9 @@ bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
         ncq_disk_smart_thresholds(d, s->io_buffer);
         return ncq_disk_smart_data_in(s, 1);
     case SMART_READ_LOG:
-        return ncq_disk_smart_read_log(d, s);
+        return ncq_disk_log_smart_read(d, s);
     case SMART_WRITE_LOG:
-        if (s->sector != LOG_SELECTIVE || (uint8_t)s->nsector != 1) {
-            ide_abort_command(s);
-            return true;
-        }
-        s->status = READY_STAT | SEEK_STAT;
-        ide_transfer_start(s, s->io_buffer, 512, ncq_disk_smart_write_done);
-        return false;
+        return ncq_disk_log_smart_write(d, s);
     case SMART_EXECUTE_OFFLINE:
         return ncq_disk_smart_offline(d, s);
     default:

@@ -71,8 +71,11 @@ const char *ncq_cdl_policy_name(NcqCdlPolicy p)
 
 /*
  * The policies ACS-5 defines for each limit: the total time limit may go
- * on under the next descriptor or without limits; only the active time
- * limit has the "error recovery" abort.
+ * on under the next descriptor or without limits.  The active time
+ * limit's "abort due to error recovery" (Eh) is SCSI's (SPC-6's T2A
+ * page); for ATA it is reserved, as Western Digital's CDL test suite
+ * says (cdl-tools tests 0112, 0302, 0412, 0512, 0612 skip it on ATA
+ * drives for that reason): an ATA drive refuses it.
  */
 static bool ncq_cdl_policy_ok(uint8_t pol, char which)
 {
@@ -84,8 +87,6 @@ static bool ncq_cdl_policy_ok(uint8_t pol, char which)
     case NCQ_CDL_NEXT:
     case NCQ_CDL_NO_LIMIT:
         return which == 't';
-    case NCQ_CDL_ABORT_RECOVERY:
-        return which == 'a';
     }
     return false;
 }
@@ -106,8 +107,7 @@ static int ncq_cdl_desc_check(const NcqCdlDesc *d, const char *dir, int i,
         if (!ncq_cdl_policy_ok(pol[k], which[k])) {
             snprintf(err, errlen, "%s descriptor %d: %s policy 0x%x is "
                      "reserved (use 0x0, 0xd or 0xf%s)", dir, i + 1,
-                     what[k], pol[k], which[k] == 't' ? ", 0x1, 0x2" :
-                     which[k] == 'a' ? ", 0xe" : "");
+                     what[k], pol[k], which[k] == 't' ? ", 0x1, 0x2" : "");
             return NCQ_ERR_INVAL;
         }
         if (lim[k] > NCQ_CDL_MAX_LIMIT_US) {
@@ -124,9 +124,10 @@ int ncq_cdl_validate(const NcqCdl *cdl, char *err, size_t errlen)
 {
     int i, ret;
 
-    if (cdl->guideline > 3) {
-        snprintf(err, errlen, "performance versus duration guideline %u "
-                 "is reserved (0 to 3)", cdl->guideline);
+    if (cdl->guideline > NCQ_CDL_GUIDELINE_MAX) {
+        snprintf(err, errlen, "performance versus command duration "
+                 "guideline 0x%x is reserved (0x0 to 0x%x)", cdl->guideline,
+                 NCQ_CDL_GUIDELINE_MAX);
         return NCQ_ERR_INVAL;
     }
     for (i = 0; i < NCQ_CDL_DESCS; i++) {
@@ -197,11 +198,11 @@ int ncq_cdl_log_decode(const uint8_t *buf, NcqCdl *cdl, char *err,
     NcqCdl t = { .enabled = cdl->enabled };
     int i;
 
-    if ((buf[0] & ~3u) || !ncq_cdl_zero(buf, 1, CDL_LOG_RD)) {
+    if ((buf[0] & 0xf0) || !ncq_cdl_zero(buf, 1, CDL_LOG_RD)) {
         snprintf(err, errlen, "reserved bytes of the log header are set");
         return NCQ_ERR_INVAL;
     }
-    t.guideline = buf[0] & 3;
+    t.guideline = buf[0] & 0x0f;
     for (i = 0; i < NCQ_CDL_DESCS; i++) {
         if (!ncq_cdl_desc_decode(buf + CDL_LOG_RD + i * CDL_DESC_BYTES,
                                  &t.rd[i]) ||
@@ -364,6 +365,7 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
         if (d->inactive_us && wait > ncq_us(d->inactive_us) &&
             !s->cdl_inactive_seen) {
             s->cdl_inactive_seen = true;
+            s->c.cdl_met |= NCQ_CDL_MET_INACTIVE;
             if (ncq_cdl_policy(s, d->inactive_policy,
                                NCQ_CDL_ABORT_INACTIVE)) {
                 return true;
@@ -372,6 +374,7 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
         if (d->total_us && wait > ncq_us(d->total_us) &&
             !s->cdl_total_seen) {
             s->cdl_total_seen = true;
+            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
             if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_INACTIVE)) {
                 return true;
             }
@@ -417,6 +420,7 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
         uint8_t desc = s->cdl_desc;
 
         if (sv->complete_ns > end_a && end_a <= end_t) {
+            s->c.cdl_met |= NCQ_CDL_MET_ACTIVE;
             if (ncq_cdl_policy(s, d->active_policy, NCQ_CDL_ABORT_ACTIVE)) {
                 sv->complete_ns = end_a;
                 return;
@@ -424,6 +428,7 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
             end_a = INT64_MAX;
         }
         if (sv->complete_ns > end_t) {
+            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
             if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_ACTIVE)) {
                 sv->complete_ns = end_t > sv->dispatch_ns ? end_t :
                                   sv->dispatch_ns;

@@ -817,7 +817,7 @@ static void ncq_vis_cdl(NcqVis *v, NcqModel *m)
     }
     ncq_vis_part(v, "cdl", -1);
     ncq_vis_bool(v, "enabled", &m->cdl.enabled);
-    ncq_vis_u8(v, "guideline", &m->cdl.guideline, 3);
+    ncq_vis_u8(v, "guideline", &m->cdl.guideline, NCQ_CDL_GUIDELINE_MAX);
     for (i = 0; i < NCQ_CDL_DESCS; i++) {
         ncq_vis_cdl_desc(v, &m->cdl.rd[i]);
     }

@@ -25,6 +25,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
 #define NCQ_DISK_UNSET          UINT32_MAX  /* clustering: the model's */
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
+#define NCQ_DISK_CDL_STATS      4       /* CDL statistic selectors 1h-4h */
 
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
@@ -81,6 +82,16 @@ typedef struct NcqDiskCdl {
     bool success_sense;     /* C4h: sense data for successful NCQ cmds */
     uint32_t sense_valid;   /* log 0Fh: tags that hold sense data */
     uint8_t sense[NCQ_DISK_MAX_DEPTH * 3];  /* key, ASC, ASCQ per tag */
+    /* a non-queued command's sense, for REQUEST SENSE DATA EXT */
+    bool nq_sense_valid;
+    uint8_t nq_sense[3];
+    /*
+     * CDL statistics (log 04h page 09h): each descriptor's selectors A
+     * and B (log 18h bytes 12, 13), read then write, and per descriptor
+     * the counts the selectors choose from, NCQ_DISK_CDL_STATS of them
+     */
+    uint8_t stat_sel[2 * NCQ_CDL_DESCS * 2];
+    uint32_t stat[2 * NCQ_CDL_DESCS * NCQ_DISK_CDL_STATS];
 } NcqDiskCdl;
 
 /*
@@ -114,6 +125,7 @@ typedef struct NcqDiskHeld {
     bool passthrough;       /* it is running through the generic handler */
     uint8_t error;          /* it fails with this error register (0: ok) */
     uint64_t error_lba;     /* at this sector */
+    uint8_t cdl_outcome;    /* NcqCdlOutcome at its deadline */
 } NcqDiskHeld;
 
 /* Power loss (ncq-disk-power.c, docs/faults.md) */
@@ -245,21 +257,52 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete);
 void ncq_disk_drop_held(NcqDisk *d);
 
-/* ncq-disk-log.c */
-bool ncq_disk_read_log(NcqDisk *d, IDEState *s);
+/*
+ * ncq-disk-log.c: the table of logs (ncq_disk_logs[]).  A row's read
+ * function fills one zeroed 512-byte page below the row's page count;
+ * @how says which command set asks (NCQ_LOG_GPL or NCQ_LOG_SMART) and
+ * whether the host asked to read then initialize (NCQ_LOG_INIT: READ LOG
+ * EXT FEATURES bit 0).  A write function takes @count pages from @page
+ * (the table checked the range and that the pages are writable) and
+ * stores them all, or returns false to abort with nothing stored.
+ */
+#define NCQ_LOG_GPL     (1u << 0)
+#define NCQ_LOG_SMART   (1u << 1)
+#define NCQ_LOG_INIT    (1u << 2)
+typedef void NcqDiskLogRead(NcqDisk *d, uint16_t page, uint8_t *buf,
+                            unsigned how);
+typedef bool NcqDiskLogWrite(NcqDisk *d, uint16_t page, uint16_t count,
+                             const uint8_t *buf);
+bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd);
+bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s);
+bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s);
+bool ncq_disk_log_dma_supported(NcqDisk *d);
+void ncq_disk_log_identify(NcqDisk *d, uint16_t *words);
 void ncq_disk_log_checksum(uint8_t *buf);
 
 /* ncq-disk-cdl.c: Command Duration Limits (docs/cdl.md) */
 bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp);
 void ncq_disk_cdl_identify(NcqDisk *d, uint16_t *words);
 bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s);
-bool ncq_disk_cdl_write_log(NcqDisk *d, IDEState *s);
-void ncq_disk_cdl_log_directory(NcqDisk *d, uint8_t *buf);
-int ncq_disk_cdl_id_pages(NcqDisk *d, uint8_t *pages);
-bool ncq_disk_cdl_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                           uint8_t *buf);
+NcqDiskLogRead ncq_disk_cdl_success_log;       /* 0Fh */
+NcqDiskLogRead ncq_disk_cdl_log_read;          /* 18h */
+NcqDiskLogWrite ncq_disk_cdl_log_write;
+/* CDL's bits in IDENTIFY DEVICE data log pages 03h and 04h */
+void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf);
+void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf);
 bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
                            const NcqCompletion *c);
+/*
+ * The held non-queued command's CDL outcome at its deadline: 0 if it
+ * runs as usual, else the status bits it ends with (sense data available,
+ * and ERR|ABRT for an abort: then it has ended here).
+ */
+uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s);
+/* A command with a CDL index completed: the statistics count it */
+void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c);
+/* Device Statistics log page 09h; @init: read then initialize */
+void ncq_disk_cdl_stats(NcqDisk *d, uint8_t *buf, bool init);
+bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s);
 extern const VMStateDescription vmstate_ncq_disk_cdl;
 /* QMP */
 NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
@@ -274,9 +317,20 @@ void ncq_disk_smart_cleanup(NcqDisk *d);
 void ncq_disk_smart_reset(DeviceState *dev);
 void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);
 bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
-void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf);
-bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
-                             uint8_t *buf, bool gpl);
+/* SMART's logs, rows of ncq-disk-log.c's table */
+#define NCQ_DISK_ERROR_PAGES        4   /* SMART 02h: 20 errors, 5 a page */
+#define NCQ_DISK_EXT_ERROR_PAGES    5   /* GP 03h: 20 errors, 4 a page */
+NcqDiskLogRead ncq_disk_smart_summary_error_log;   /* 01h */
+NcqDiskLogRead ncq_disk_smart_error_log;           /* 02h */
+NcqDiskLogRead ncq_disk_smart_ext_error_log;       /* 03h */
+NcqDiskLogRead ncq_disk_smart_stats_log;           /* 04h */
+uint16_t ncq_disk_stat_pages(NcqDisk *d);
+NcqDiskLogRead ncq_disk_smart_selftest_log;        /* 06h */
+NcqDiskLogRead ncq_disk_smart_ext_selftest_log;    /* 07h */
+NcqDiskLogRead ncq_disk_smart_selective_log;       /* 09h */
+NcqDiskLogWrite ncq_disk_smart_selective_write;
+NcqDiskLogRead ncq_disk_smart_phy_events;          /* 11h */
+void ncq_disk_smart_update(NcqDisk *d);
 void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);

@@ -62,6 +62,12 @@ typedef enum NcqPolicy {
     NCQ_POLICY__MAX = 5,
 } NcqPolicy;
 
+/*
+ * The policies' names in enum order, as messages and help texts list
+ * them; tests/unit/test-policy.c checks it against ncq_policy_ops[].
+ */
+#define NCQ_POLICY_NAMES "fcfs, sstf, clook, sptf or aged-sptf"
+
 /* Why the firmware picked a command. */
 typedef enum NcqReason {
     NCQ_REASON_POLICY = 0,    /* the policy's choice */
@@ -238,7 +244,16 @@ typedef struct NcqCompletion {
     uint64_t corrupt_seed;
     uint8_t cdl;              /* the CDL index it came with, 0: none */
     uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
+    /*
+     * NCQ_CDL_MET_*: the limits it reached (for the drive's CDL
+     * statistics; not in the saved state: a restore mid-command forgets)
+     */
+    uint8_t cdl_met;
 } NcqCompletion;
+
+#define NCQ_CDL_MET_INACTIVE    (1u << 0)
+#define NCQ_CDL_MET_ACTIVE      (1u << 1)
+#define NCQ_CDL_MET_TOTAL       (1u << 2)
 
 #define NCQ_LAT_BUCKETS   18
 #define NCQ_DELAY_BUCKETS 11
@@ -460,6 +475,12 @@ int ncq_fault_corrupt(const NcqCompletion *c, uint8_t *buf);
 /* ---- Command Duration Limits (cdl.c, docs/cdl.md) ---- */
 #define NCQ_CDL_DESCS       7       /* descriptors per direction */
 #define NCQ_CDL_LOG_BYTES   512     /* the Command Duration Limits log */
+/*
+ * The performance versus command duration guideline field: 0h-Ch (0 %
+ * to 20 %), Dh-Fh reserved (cdladm's range, the one SPC-6's T2B page
+ * gives; cdl-tools' own descriptor files set Ch)
+ */
+#define NCQ_CDL_GUIDELINE_MAX 0xc
 /* The longest limit: what the SCSI T2A/T2B pages carry (65535 x 10 ms) */
 #define NCQ_CDL_MAX_LIMIT_US 655350000u
 
@@ -484,7 +505,7 @@ typedef struct NcqCdlDesc {
 
 typedef struct NcqCdl {
     bool enabled;               /* SET FEATURES: CDL on */
-    uint8_t guideline;          /* log byte 0 bits 1:0 (perf vs duration) */
+    uint8_t guideline;          /* log byte 0 bits 3:0 (perf vs duration) */
     NcqCdlDesc rd[NCQ_CDL_DESCS];
     NcqCdlDesc wr[NCQ_CDL_DESCS];
 } NcqCdl;
