@@ -52,7 +52,8 @@ EPOCH=1686355200
 # does not show.  qemu_fw_cfg reads the workload the harness passes with
 # -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.  configfs,
 # null_blk, scsi_debug, loop, brd and sg are the reference devices and the
-# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up.
+# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up;
+# sr_mod the SCSI CD driver blktests' block/001 hot-plugs with scsi_debug.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
@@ -61,7 +62,7 @@ MODULES=(
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
     qemu_fw_cfg
     md-mod raid1 raid456 btrfs
-    configfs null_blk scsi_debug loop brd sg
+    configfs null_blk scsi_debug loop brd sg sr_mod
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
@@ -881,6 +882,13 @@ done
 # FEATURE_SH_STANDALONE), so under it 'gzip' or 'umount' would be busybox's
 # whatever is installed.  /init keeps busybox's shell (its first line).
 [ ! -x "$ROOT/usr/bin/bash" ] || ln -sfn bash "$ROOT/usr/bin/sh"
+
+# The kernel's configuration where tools look for it (blktests'
+# _have_kernel_option reads /boot/config-$(uname -r))
+if [ -n "${KCONFIG:-}" ] && [ -f "$KCONFIG" ]; then
+    mkdir -p "$ROOT/boot"
+    cp "$KCONFIG" "$ROOT/boot/config-$KREL"
+fi
 
 # kernel modules: MODULES closed over modules.dep
 MODLIST=()
