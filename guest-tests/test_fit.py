@@ -47,9 +47,11 @@ FULL_MINUTES = 30
 # workload's near readers' p50 moves 3 % per 0.1 ms of the planned settle
 # (st3400620as); the full budget is held to the issue's 5 %
 SHORT_TOLERANCE = 10
-# every shipped hard-disk model (intel-530 is the one SSD)
+# every shipped hard-disk model (intel-530 is the one SSD) but the
+# host-managed ones, whose zones refuse the probe's random reads
 SHIPPED_HDDS = sorted(p.stem for p in MODELS.glob("*.ncqm")
-                      if p.stem != "intel-530")
+                      if p.stem != "intel-530" and
+                      "[zones]" not in p.read_text())
 
 
 def _cases():

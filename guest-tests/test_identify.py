@@ -49,13 +49,14 @@ done
 
 
 def model_keys(name):
-    """The [drive], [cache] and [firmware] keys of a model file, as text."""
+    """The [drive], [cache], [firmware] and [zones] keys of a model file."""
     keys, section = {}, None
     for line in (MODELS_DIR / f"{name}.ncqm").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line.startswith("["):
             section = line.strip("[]")
-        elif "=" in line and section in ("drive", "cache", "firmware"):
+        elif "=" in line and section in ("drive", "cache", "firmware",
+                                         "zones"):
             k, v = (s.strip() for s in line.split("=", 1))
             keys.setdefault(f"{section}.{k}", v)
     return keys
@@ -87,8 +88,12 @@ def expected(name):
 
 
 def hard_disk_models():
+    # host-managed models (a [zones] section, docs/smr.md) refuse reads
+    # past a zone's write pointer, which a guest probing the disk's end
+    # would hit while the device does not yet present them as ZAC drives
     return sorted(p.stem for p in MODELS_DIR.glob("*.ncqm")
-                  if model_keys(p.stem).get("drive.kind") == "hdd")
+                  if model_keys(p.stem).get("drive.kind") == "hdd" and
+                  "zones.zone_sectors" not in model_keys(p.stem))
 
 
 def field(text, label):

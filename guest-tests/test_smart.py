@@ -237,7 +237,9 @@ def _hdd_models():
     out = []
     for f in sorted(MODELS.glob("*.ncqm")):
         kind = re.search(r"^kind\s*=\s*(\w+)", f.read_text(), re.M)
-        if kind and kind.group(1) == "hdd":
+        # host-managed models (docs/smr.md) wait for the device's ZAC
+        zoned = re.search(r"^\[zones\]", f.read_text(), re.M)
+        if kind and kind.group(1) == "hdd" and not zoned:
             out.append(f.stem)
     return out
 

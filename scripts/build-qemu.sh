@@ -105,8 +105,37 @@ if [ $flavour = release ] && [ "${NCQ_BISECT:-1}" != 0 ] &&
     walk=1
 fi
 
+# The work tree and the build directories are shared by every checkout
+# that uses this cache (a CI clone, a second working copy).  Links another
+# checkout left are removed; and when another checkout built here last, its
+# overlay objects and generated files go and meson regenerates: ninja
+# compares times, and this checkout's files may be older than what was
+# compiled from the other one's.
+overlay_claim() {
+    local l t owner stale=
+    while IFS= read -r l; do
+        t=$(readlink "$l")
+        case $t in "$ROOT"/*) ;; /*) rm -f "$l"; stale=${t%/"${l#"$work"/}"} ;; esac
+    done < <(find "$work/hw/ide" "$work/include/hw/ide" "$work/tests/qtest" \
+                  "$work/qapi" -maxdepth 2 -type l 2>/dev/null)
+    owner=$(cat "$build/.overlay-root" 2>/dev/null || true)
+    # a script of before this marker may have linked and built meanwhile
+    if [ -f "$work/.overlay-root" ] && [ "$(cat "$work/.overlay-root")" != "$ROOT" ]; then
+        owner=$(cat "$work/.overlay-root")
+    fi
+    [ -z "$stale" ] || owner=$stale
+    if [ -n "$owner" ] && [ "$owner" != "$ROOT" ] && [ -f "$build/build.ninja" ]; then
+        log "$build was last built from $owner: rebuilding the overlay's files"
+        find "$build" -type f \( -name '*ncq*' -o -path '*ncq-disk*' \
+             -o -path '*ncq-model*' \) -delete
+        touch "$work/meson.build"       # meson regenerates build.ninja
+    fi
+    mkdir -p "$build"
+    echo "$ROOT" >"$build/.overlay-root"
+}
+
 overlay_link() {
-    local f overlay=(
+    local f prev overlay=(
         hw/ide/ncq-model
         qapi/ncq-disk.json
     )
@@ -119,8 +148,12 @@ overlay_link() {
             die "overlay file $f would hide upstream's $f; rename it"
         fi
         mkdir -p "$(dirname "$work/$f")"
+        prev=$(readlink "$work/$f" 2>/dev/null || true)
+        case $prev in "$ROOT"/*|"") ;; *) echo "${prev%/"$f"}" >"$work/.overlay-root" ;; esac
         ln -sfn "$ROOT/$f" "$work/$f"
     done
+    overlay_claim
+    echo "$ROOT" >"$work/.overlay-root"
     devices_mak
 }
 

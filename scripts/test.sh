@@ -66,8 +66,9 @@ fi
 # pytest suites, both guest images) run in the background from here, one
 # after the other, beside the QEMU build: its series walk keeps one core
 # of two idle most of the time (a link, a meson regeneration, a qtest run
-# per patch).  Each writes its output to a file; they are printed and
-# tallied below, in the suite's order, once the build is done.
+# per patch).  Each writes its output to a file; the suite prints and
+# tallies each where it stood in the suite's order, waiting for it there
+# if it is still running.
 # BUILD_MODEL: the standalone model build the unit tests and the pytest
 # suites share.
 BUILD_MODEL=$ROOT/_build/model

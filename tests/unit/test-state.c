@@ -36,6 +36,7 @@ static const struct {
     { 2, 0x85800501be3984cfULL },   /* issue 13 */
     { 3, 0x697d979855d34110ULL },   /* issue 15: Command Duration Limits */
     { 4, 0xa1aca85f4fbeed79ULL },   /* issue 17: the corrupt fault */
+    { 5, 0xd7d62d1e09c42dbaULL },   /* issue 28: host-managed zones */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -224,6 +225,34 @@ static void wait_event(Driver *d, NcqModel **m, int k)
     collect(d, m, k);
 }
 
+/*
+ * A host-managed drive: most commands go to the write pointers of a few
+ * sequential zones (reads from their starts), a non-queued other
+ * command is a zone action (the drive's other draws are as before).
+ */
+static void zoned_cmd(Driver *d, const NcqModel *m, NcqCmd *c)
+{
+    uint32_t z = ncq_model_params(m)->zone_conv + rnd(d, 8);
+    NcqZoneInfo zi;
+    uint64_t end;
+
+    ncq_model_zone_info(m, z, &zi);
+    end = zi.start + zi.len;
+    if (c->op == NCQ_OP_OTHER) {
+        c->zone_action = 1 + rnd(d, 4);
+        c->zone_all = rnd(d, 8) == 0;
+        c->lba = zi.start;
+        return;
+    }
+    if (rnd(d, 4) == 0) {
+        return;                 /* as drawn: conventional, or refused */
+    }
+    c->lba = c->op == NCQ_OP_WRITE && zi.wp < end ? zi.wp : zi.start;
+    if (c->lba + c->sectors > end) {
+        c->sectors = end - c->lba;
+    }
+}
+
 static void submit(Driver *d, NcqModel **m, int k, bool queued)
 {
     NcqCmd c = { 0 };
@@ -252,6 +281,9 @@ static void submit(Driver *d, NcqModel **m, int k, bool queued)
         c.lba = 0;
     }
     d->seq_lba = c.lba + c.sectors;
+    if (ncq_model_zone_count(m[0])) {
+        zoned_cmd(d, m[0], &c);
+    }
     c.fua = rnd(d, 20) == 0;
     c.prio = rnd(d, 10) == 0;
     d->t += rnd(d, 2) ? 0 : (int64_t)rnd(d, 400000);

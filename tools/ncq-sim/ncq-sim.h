@@ -68,6 +68,7 @@ typedef struct Opts {
     int nsweep;
     bool quiet;
     bool end_flush;             /* --end-flush */
+    bool zoned;                 /* --zoned: a sequential writer per zone */
     const char *validate;       /* --validate MODEL (or all) */
     const char *figures;        /* --figures FILE (or folder for all) */
     const char *out;            /* --out FILE (or folder for all) */
@@ -92,6 +93,8 @@ typedef struct Workload {
     uint64_t *seqpos;           /* per client: next sequential sector */
     uint64_t rng;
     long issued;
+    uint64_t zone_sectors;      /* --zoned: client i writes SWR zone i */
+    uint64_t zone_first;        /* the first SWR zone's start */
 } Workload;
 
 /* The figures of one run (report.c). */
@@ -121,6 +124,7 @@ uint64_t opts_sector(const char *s, uint64_t cap, const char *what);
 /* workload.c */
 void workload_init(Workload *w, const Opts *o, uint64_t capacity,
                    bool replay);
+void workload_zones(Workload *w, const NcqParams *p);
 void workload_free(Workload *w);
 int64_t workload_next_issue(const Workload *w);
 bool workload_issue(Workload *w, int client, int64_t t, HostReq *h);

@@ -207,8 +207,13 @@ static void usage(void)
 "  --sweep-depth D,D...  one summary row per depth\n"
 "  --end-flush           after the last completion, one FLUSH CACHE; the run\n"
 "                        ends when it completes (fio's end_fsync)\n"
+"  --zoned               host-managed models: client i writes the i-th\n"
+"                        sequential zone at its write pointer and resets it\n"
+"                        when full (docs/smr.md)\n"
 "open loop:\n"
-"  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace\n"
+"  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace;\n"
+"                        op zopen, zclose, zfinish, zreset[-all]: a zone\n"
+"                        action on the zone starting at lba\n"
 "validation (docs/validation/README.md):\n"
 "  --validate MODEL|all  the model's validation sheet (all: every model's)\n"
 "  --figures PATH        figures file (default\n"
@@ -457,6 +462,11 @@ static void opt_end_flush(Opts *o, const char *arg)
     o->end_flush = true;
 }
 
+static void opt_zoned(Opts *o, const char *arg)
+{
+    o->zoned = true;
+}
+
 static void opt_validate(Opts *o, const char *arg)
 {
     o->validate = arg;
@@ -513,6 +523,7 @@ static const struct {
     { "duration", true, opt_duration },
     { "sweep-depth", true, opt_sweep_depth },
     { "end-flush", false, opt_end_flush },
+    { "zoned", false, opt_zoned },
     { "replay", true, opt_replay },
     { "trace", true, opt_trace },
     { "quiet", false, opt_quiet },

@@ -110,6 +110,9 @@ static void host_init(Host *h, const Opts *o, int depth, const NcqReq *reqs,
     h->p = ncq_model_params(h->m);
     r->ngroups = reqs ? 1 : o->ngroups;
     workload_init(&h->w, o, h->p->capacity, reqs != NULL);
+    if (o->zoned && !reqs) {
+        workload_zones(&h->w, h->p);
+    }
     h->hq_cap = (reqs ? nreq : h->w.nclients) + 1;
     h->hq = calloc(h->hq_cap, sizeof(*h->hq));
     if (!h->hq) {
@@ -336,7 +339,11 @@ static void host_dispatch(Host *h, int64_t t)
         cmd.sectors = req->r.sectors;
         cmd.fua = req->r.fua;
         cmd.prio = req->r.prio;
-        cmd.queued = req->r.op == NCQ_OP_READ || req->r.op == NCQ_OP_WRITE;
+        cmd.zone_action = req->r.zone_action;
+        cmd.zone_all = req->r.zone_all;
+        /* a zone action is queued as NCQ NON-DATA, as Linux sends it */
+        cmd.queued = req->r.op == NCQ_OP_READ || req->r.op == NCQ_OP_WRITE ||
+                     cmd.zone_action;
         tag = host_tag(h, req, cmd.queued);
         if (tag < 0) {
             break;

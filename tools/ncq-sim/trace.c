@@ -8,6 +8,34 @@
 #include <string.h>
 #include "trace.h"
 
+/* The zone actions of a plain CSV file (docs/ncq-sim.md). */
+static const struct {
+    const char *name;
+    NcqZoneAction action;
+} ncq_zone_ops[] = {
+    { "zopen", NCQ_ZONE_OPEN },
+    { "zclose", NCQ_ZONE_CLOSE },
+    { "zfinish", NCQ_ZONE_FINISH },
+    { "zreset", NCQ_ZONE_RESET },
+};
+
+/* "zreset" or "zreset-all" into @req's zone fields; -1 if not one. */
+static int ncq_parse_zone_op(const char *s, NcqReq *req)
+{
+    size_t i, n;
+
+    for (i = 0; i < sizeof(ncq_zone_ops) / sizeof(ncq_zone_ops[0]); i++) {
+        n = strlen(ncq_zone_ops[i].name);
+        if (!strncmp(s, ncq_zone_ops[i].name, n) &&
+            (!s[n] || !strcmp(s + n, "-all"))) {
+            req->zone_action = ncq_zone_ops[i].action;
+            req->zone_all = s[n] != 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static int ncq_parse_op(const char *s, NcqOp *op)
 {
     if (!strcmp(s, "R") || !strcmp(s, "r") || !strcmp(s, "read")) {
@@ -133,6 +161,8 @@ static int ncq_trace_parse_record(char *line, int schema, NcqReq *req,
     int64_t t, lba, sec, prio = 0, fua = 0, qlen = 0, tag = -1;
     NcqOp op;
 
+    req->zone_action = 0;
+    req->zone_all = false;
     if (schema) {
         /* v1 has 16 columns, v2 adds cdl and cdl_outcome */
         if (nf != (schema == 1 ? 16 : 18) ||
@@ -145,8 +175,11 @@ static int ncq_trace_parse_record(char *line, int schema, NcqReq *req,
             return -1;
         }
     } else {
+        op = NCQ_OP_OTHER;
         if (nf < 4 || nf > 5 || ncq_num(fld[0], &t) < 0 ||
-            ncq_parse_op(fld[1], &op) < 0 || ncq_num(fld[2], &lba) < 0 ||
+            (ncq_parse_op(fld[1], &op) < 0 &&
+             ncq_parse_zone_op(fld[1], req) < 0) ||
+            ncq_num(fld[2], &lba) < 0 ||
             ncq_num(fld[3], &sec) < 0 ||
             (nf == 5 && ncq_num(fld[4], &prio) < 0)) {
             snprintf(err, errlen, "%s: expected time_ns,op,lba,"
@@ -154,7 +187,8 @@ static int ncq_trace_parse_record(char *line, int schema, NcqReq *req,
             return -1;
         }
     }
-    if (t < 0 || lba < 0 || sec < 0 || (op != NCQ_OP_FLUSH && sec < 1)) {
+    if (t < 0 || lba < 0 || sec < 0 ||
+        (op != NCQ_OP_FLUSH && op != NCQ_OP_OTHER && sec < 1)) {
         snprintf(err, errlen, "%s: negative or zero field", where);
         return -1;
     }

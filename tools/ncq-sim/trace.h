@@ -20,11 +20,15 @@ typedef struct NcqReq {
     bool prio;
     int64_t order;      /* tie-break at equal times */
     int tag;            /* NCQ tag of a captured trace, or -1 */
+    uint8_t zone_action; /* NCQ_OP_OTHER: NcqZoneAction, 0 none */
+    bool zone_all;
 } NcqReq;
 
 /*
  * Read requests from a CSV file: either plain "time_ns,op,lba,sectors[,prio]"
- * lines (op R/W/F or read/write/flush) or an ncq-trace (replays arrival_ns).
+ * lines (op R/W/F or read/write/flush, or a zone action zopen, zclose,
+ * zfinish, zreset on the zone starting at lba, -all appended for every
+ * zone; its sectors 0) or an ncq-trace (replays arrival_ns).
  * Returns count or -1 with a message in err.
  */
 long ncq_trace_load(const char *path, NcqReq **out, char *err, size_t errlen);

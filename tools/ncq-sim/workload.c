@@ -88,6 +88,51 @@ void workload_init(Workload *w, const Opts *o, uint64_t capacity,
     }
 }
 
+/*
+ * --zoned: client i owns the i-th sequential zone and writes it from its
+ * write pointer (a fresh drive's: the zone's start).
+ */
+void workload_zones(Workload *w, const NcqParams *p)
+{
+    uint64_t nz = p->zone_sectors ? p->capacity / p->zone_sectors : 0;
+    int i;
+
+    if (!nz) {
+        die("--zoned needs a host-managed model (one with [zones]); "
+            "model %s has none", p->name);
+    }
+    if ((uint64_t)w->nclients > nz - p->zone_conv) {
+        die("--zoned: more clients than sequential zones (%s)", p->name);
+    }
+    w->zone_sectors = p->zone_sectors;
+    w->zone_first = (uint64_t)p->zone_conv * p->zone_sectors;
+    for (i = 0; i < w->nclients; i++) {
+        w->seqpos[i] = w->zone_first + (uint64_t)i * w->zone_sectors;
+    }
+}
+
+/* @client's next command of --zoned: a write at its pointer, or RESET. */
+static void workload_zoned(Workload *w, int client, HostReq *h)
+{
+    uint64_t start = w->zone_first + (uint64_t)client * w->zone_sectors;
+    uint64_t end = start + w->zone_sectors;
+
+    h->r.op = NCQ_OP_WRITE;
+    if (w->seqpos[client] >= end) {
+        h->r.op = NCQ_OP_OTHER;
+        h->r.zone_action = NCQ_ZONE_RESET;
+        h->r.lba = start;
+        h->r.sectors = 0;
+        w->seqpos[client] = start;
+        return;
+    }
+    h->r.lba = w->seqpos[client];
+    if (h->r.sectors > end - h->r.lba) {
+        h->r.sectors = end - h->r.lba;
+    }
+    w->seqpos[client] += h->r.sectors;
+}
+
 void workload_free(Workload *w)
 {
     free(w->next_issue);
@@ -173,7 +218,11 @@ bool workload_issue(Workload *w, int client, int64_t t, HostReq *h)
     h->r.tag = -1;
     h->r.prio = gr->prio;
     h->r.sectors = sz;
-    h->r.lba = workload_lba(w, client, gr, sz);
+    if (w->zone_sectors) {
+        workload_zoned(w, client, h);
+    } else {
+        h->r.lba = workload_lba(w, client, gr, sz);
+    }
     w->next_issue[client] = -1;
     w->issued++;
     return true;

@@ -255,6 +255,14 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
     if (!ncq_disk_load_params(d, errp) || !ncq_disk_cdl_realize(d, errp)) {
         return false;
     }
+    if (d->params->zone_sectors) {
+        /* docs/smr.md: the library has the zones, the device no ZAC yet */
+        error_setg(errp, "model '%s' is a host-managed (zoned) drive, which "
+                   "ncq-disk cannot present yet (no ZAC commands); use a "
+                   "conventional model such as st3400620as",
+                   d->params->name);
+        return false;
+    }
     d->model = ncq_model_new(d->params, d->prop.seed, err, sizeof(err));
     if (!d->model) {
         error_setg(errp, "model '%s': %s", d->params->name, err);

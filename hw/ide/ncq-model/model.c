@@ -47,11 +47,18 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
     }
     ncq_queue_init(m);
     ncq_ssd_init(m);
+    if (ncq_zbc_init(m, err, errlen) < 0) {
+        free(m);
+        return NULL;
+    }
     return m;
 }
 
 void ncq_model_free(NcqModel *m)
 {
+    if (m) {
+        ncq_zbc_free(m);
+    }
     free(m);
 }
 
@@ -62,7 +69,7 @@ const NcqParams *ncq_model_params(const NcqModel *m)
 
 size_t ncq_model_size(const NcqModel *m)
 {
-    return sizeof(*m);
+    return sizeof(*m) + (size_t)m->zbc.nz * (1 + sizeof(uint64_t));
 }
 
 void ncq_model_get_settings(const NcqModel *m, NcqSettings *s)
@@ -183,8 +190,13 @@ static int ncq_check(NcqModel *m, const NcqCmd *cmd)
             return NCQ_ERR_RANGE;
         }
     }
+    if (cmd->zone_action && (cmd->op != NCQ_OP_OTHER || !m->zbc.nz)) {
+        return NCQ_ERR_INVAL;
+    }
     if (cmd->queued) {
-        if (cmd->op != NCQ_OP_READ && cmd->op != NCQ_OP_WRITE) {
+        /* NCQ NON-DATA (63h) carries zone management, nothing else here */
+        if (cmd->op != NCQ_OP_READ && cmd->op != NCQ_OP_WRITE &&
+            !cmd->zone_action) {
             return NCQ_ERR_INVAL;
         }
         if (cmd->id >= NCQ_MAX_TAGS) {
@@ -211,13 +223,17 @@ static int ncq_check(NcqModel *m, const NcqCmd *cmd)
     return 0;
 }
 
-/* A command completed by the firmware alone (no media, no buffer). */
-static void ncq_complete_other(NcqModel *m, NcqSlot *s, int64_t now)
+/*
+ * A command completed by the firmware alone (no media, no buffer), after
+ * its overhead and @extra_ns (a zone action's time).
+ */
+static void ncq_complete_other(NcqModel *m, NcqSlot *s, int64_t now,
+                               int64_t extra_ns)
 {
     NcqService sv = {
         .dispatch_ns = s->c.arrival_ns,
-        .overhead_ns = m->p.ovh_other_ns,
-        .complete_ns = now + m->p.ovh_other_ns,
+        .overhead_ns = m->p.ovh_other_ns + extra_ns,
+        .complete_ns = now + m->p.ovh_other_ns + extra_ns,
         .reason = NCQ_REASON_ONLY,
     };
 
@@ -240,10 +256,11 @@ static bool ncq_read_cached(NcqModel *m, NcqSlot *s, int64_t now)
 }
 
 /* A disk's command: from the buffer if it can, else into the queue. */
-static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
+static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now,
+                           int64_t zone_ns)
 {
     if (s->cmd.op == NCQ_OP_OTHER) {
-        ncq_complete_other(m, s, now);
+        ncq_complete_other(m, s, now, zone_ns);
         return;
     }
     if (s->cmd.op == NCQ_OP_READ && !s->cmd.fua &&
@@ -266,6 +283,7 @@ static void ncq_submit_hdd(NcqModel *m, NcqSlot *s, int64_t now)
 int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
 {
     NcqFaultFate fate;
+    int64_t zone_ns = 0;
     NcqSlot *s;
     int rc;
 
@@ -275,6 +293,9 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     }
     ncq_run_to(m, now_ns);
     rc = ncq_check(m, cmd);
+    if (rc == 0 && m->zbc.nz) {
+        rc = ncq_zbc_accept(m, cmd, &zone_ns);
+    }
     if (rc < 0) {
         m->st.rejected++;
         return rc;
@@ -284,7 +305,7 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
     if (m->p.kind == NCQ_KIND_SSD) {
         ncq_ssd_submit(m, s, now_ns);
     } else {
-        ncq_submit_hdd(m, s, now_ns);
+        ncq_submit_hdd(m, s, now_ns, zone_ns);
     }
     return 0;
 }
@@ -315,9 +336,39 @@ int ncq_model_advance(NcqModel *m, int64_t now_ns, NcqCompletion *out,
     return ncq_queue_take_done(m, out, max);
 }
 
+/*
+ * Writes a reset drops never reach the media: each zone's write pointer
+ * goes back over them, newest first, as long as no later command moved
+ * it (a dropped write below a completed one leaves its hole).
+ */
+static void ncq_zone_drop_writes(NcqModel *m)
+{
+    int idx[NCQ_SLOTS], n = 0, i, j;
+
+    for (i = 0; i < NCQ_SLOTS; i++) {
+        const NcqSlot *s = &m->q.slot[i];
+
+        if ((s->state == NCQ_SLOT_QUEUED || s->state == NCQ_SLOT_SERVICE) &&
+            s->cmd.op == NCQ_OP_WRITE) {
+            for (j = n; j > 0 && m->q.slot[idx[j - 1]].seq < s->seq; j--) {
+                idx[j] = idx[j - 1];
+            }
+            idx[j] = i;
+            n++;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        ncq_zbc_unwrite(m, m->q.slot[idx[i]].cmd.lba,
+                        m->q.slot[idx[i]].cmd.sectors);
+    }
+}
+
 void ncq_model_reset(NcqModel *m, int64_t now_ns)
 {
     ncq_run_to(m, now_ns);
+    if (m->zbc.nz) {
+        ncq_zone_drop_writes(m);
+    }
     ncq_queue_clear(m);
 }
 
@@ -326,6 +377,7 @@ uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
     bool destaging;
 
     ncq_model_reset(m, now_ns);
+    ncq_zbc_power_on(m);    /* write pointers persist, open zones close */
     ncq_cache_power_loss(m, m->now);
     /* an interrupted destage does not count as written */
     destaging = m->mech.op == NCQ_MECH_DESTAGE;
@@ -466,6 +518,24 @@ const char *ncq_strerror(int err)
         return "cannot read parameter file";
     case NCQ_ERR_NOMEM:
         return "out of memory";
+    case NCQ_ERR_ZONE_UNALIGNED:
+        return "unaligned write command (not at the zone's write pointer)";
+    case NCQ_ERR_ZONE_BOUNDARY:
+        return "write boundary violation (across zones)";
+    case NCQ_ERR_ZONE_READ_BOUNDARY:
+        return "read boundary violation (across zones)";
+    case NCQ_ERR_ZONE_INVALID_READ:
+        return "attempt to read invalid data (past the write pointer)";
+    case NCQ_ERR_ZONE_FIELD:
+        return "invalid field (full zone, zone ID or reporting option)";
+    case NCQ_ERR_ZONE_READ_ONLY:
+        return "zone is read only";
+    case NCQ_ERR_ZONE_OFFLINE:
+        return "zone is offline";
+    case NCQ_ERR_ZONE_RESOURCES:
+        return "insufficient zone resources (open-zone limit)";
+    case NCQ_ERR_ZONE_LBA:
+        return "zone ID beyond the capacity";
     default:
         return "unknown error";
     }

@@ -7,6 +7,7 @@
  *
  *   trace-write.c  trace records (uses model.c's names)
  *   model.c        the public API: submit, advance, settings, power loss
+ *   zone.c         host-managed zones: conditions, write pointers (NcqZbc)
  *   sched.c        the firmware: which command or idle work is next
  *   policy.c       the scheduling policies' operations (ncq_policy_ops)
  *   ssd.c          the SSD back end
@@ -225,6 +226,22 @@ typedef struct NcqSsd {
     NcqChunk chunk[NCQ_SSD_CHUNKS];
 } NcqSsd;
 
+/*
+ * Host-managed zones (zone.c): a condition and a write pointer per zone,
+ * and the open zones in the order they were opened (the oldest
+ * implicitly open one is closed first when the limit is reached).
+ * Arrays of nz entries, allocated with the model; nz 0: not zoned.
+ */
+#define NCQ_ZONE_MAX_OPEN 1024
+typedef struct NcqZbc {
+    uint32_t nz;
+    uint32_t nconv;
+    uint8_t *cond;                /* NcqZoneCond */
+    uint64_t *wp;                 /* absolute LBA; zone start if empty */
+    uint32_t nopen;
+    uint32_t open[NCQ_ZONE_MAX_OPEN];
+} NcqZbc;
+
 /* Fault injection rules (fault.c). */
 typedef struct NcqFaults {
     NcqFaultRule rule[NCQ_MAX_FAULTS];
@@ -254,6 +271,7 @@ struct NcqModel {
     NcqFaults faults;
     NcqStats st;
     NcqCdl cdl;                   /* Command Duration Limits (cdl.c) */
+    NcqZbc zbc;                   /* host-managed zones (zone.c) */
     int64_t cdl_margin_ns;        /* start this long before a deadline */
     /* SMART's reallocated sectors read fine (smart.c); not state */
     const NcqSmart *smart;
@@ -286,6 +304,23 @@ typedef struct NcqService {
     NcqReason reason;
     bool cache_hit;
 } NcqService;
+
+/* zone.c */
+int ncq_zbc_init(NcqModel *m, char *err, size_t errlen);
+void ncq_zbc_free(NcqModel *m);
+/*
+ * a command arriving: checked against the zones and, if accepted, applied
+ * (write pointer, conditions); *@cost_ns: a zone action's firmware time
+ */
+int ncq_zbc_accept(NcqModel *m, const NcqCmd *cmd, int64_t *cost_ns);
+/* a write accepted but dropped by a reset: its write pointer goes back */
+void ncq_zbc_unwrite(NcqModel *m, uint64_t lba, uint32_t n);
+/* power on after a loss: open zones become closed (or empty) */
+void ncq_zbc_power_on(NcqModel *m);
+/* the zone's condition as a fresh drive has it */
+NcqZoneCond ncq_zbc_fresh_cond(const NcqModel *m, uint32_t z);
+/* is the zone state consistent (for a load); NULL or what is wrong */
+const char *ncq_zbc_check_state(const NcqModel *m);
 
 /* fault.c */
 void ncq_cdl_init(NcqModel *m);

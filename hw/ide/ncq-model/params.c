@@ -132,6 +132,15 @@ static const NcqKey ncq_keys[] = {
     K("ssd", "write_buffer_kib", KT_KIB_BYTES, write_buffer_bytes),
     K("ssd", "read_cmd_us", KT_US, ssd_read_cmd_ns),
     K("ssd", "write_cmd_us", KT_US, ssd_write_cmd_ns),
+    K("zones", "zone_sectors", KT_U64, zone_sectors),
+    K("zones", "conventional", KT_U32, zone_conv),
+    K("zones", "max_open", KT_U32, zone_max_open),
+    K("zones", "optimal_open", KT_U32, zone_opt_open),
+    K("zones", "optimal_nonseq", KT_U32, zone_opt_nonseq),
+    K("zones", "urswrz", KT_BOOL, zone_urswrz),
+    K("zones", "reset_ms", KT_MS, zone_reset_ns),
+    K("zones", "finish_ms", KT_MS, zone_finish_ns),
+    K("zones", "open_ms", KT_MS, zone_open_ns),
 };
 
 #define NCQ_NKEYS (sizeof(ncq_keys) / sizeof(ncq_keys[0]))
@@ -600,6 +609,7 @@ static int ncq_validate_times(const NcqParams *p, char *err, size_t errlen)
         p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
         p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
         p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
+        p->zone_reset_ns, p->zone_finish_ns, p->zone_open_ns,
     };
     uint32_t i;
 
@@ -749,13 +759,57 @@ static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
     }
     return 0;
 }
+/* Host-managed zones: whole zones of a power of two (docs/smr.md). */
+static int ncq_validate_wzones(const NcqParams *p, char *err, size_t errlen)
+{
+    uint64_t zs = p->zone_sectors, nz;
+
+    if (!zs) {
+        if (p->zone_conv || p->zone_max_open) {
+            BAD("%s: [zones] conventional or max_open without zone_sectors; "
+                "set zone_sectors (e.g. 524288 for 256 MiB zones)", p->name);
+        }
+        return 0;
+    }
+    if (zs & (zs - 1)) {
+        BAD("%s: zone_sectors %llu is not a power of two; use one, e.g. "
+            "524288 (256 MiB)", p->name, (unsigned long long)zs);
+    }
+    if (p->capacity % zs) {
+        BAD("%s: capacity %llu is not whole zones of %llu sectors; make it "
+            "a multiple, e.g. %llu", p->name,
+            (unsigned long long)p->capacity, (unsigned long long)zs,
+            (unsigned long long)(p->capacity / zs * zs));
+    }
+    nz = p->capacity / zs;
+    if (nz > (1u << 24)) {
+        BAD("%s: %llu zones, more than the model's 16,777,216; use larger "
+            "zones", p->name, (unsigned long long)nz);
+    }
+    if (p->zone_conv >= nz) {
+        BAD("%s: %u conventional zones leave no sequential zone among the "
+            "%llu the capacity holds; lower conventional", p->name,
+            p->zone_conv, (unsigned long long)nz);
+    }
+    if (p->zone_max_open < 1 || p->zone_max_open > NCQ_ZONE_MAX_OPEN) {
+        BAD("%s: max_open must be 1..%d (the open-zone limit a host-managed "
+            "drive reports)", p->name, NCQ_ZONE_MAX_OPEN);
+    }
+    if (p->kind == NCQ_KIND_SSD) {
+        BAD("%s: host-managed zones are modelled for hard disks only; "
+            "remove [zones]", p->name);
+    }
+    return 0;
+}
+
 #undef BAD
 
 int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
 {
     if (ncq_validate_common(p, err, errlen) < 0 ||
         ncq_validate_identify(p, err, errlen) < 0 ||
-        ncq_validate_times(p, err, errlen) < 0) {
+        ncq_validate_times(p, err, errlen) < 0 ||
+        ncq_validate_wzones(p, err, errlen) < 0) {
         return NCQ_ERR_PARSE;
     }
     if (p->kind == NCQ_KIND_SSD) {

@@ -72,7 +72,10 @@ NcqSlot *ncq_queue_admit(NcqModel *m, const NcqCmd *cmd, int64_t now,
         s->cmd.id = NCQ_ID_NONQUEUED;
     }
     if (cmd->op != NCQ_OP_READ && cmd->op != NCQ_OP_WRITE) {
-        s->cmd.lba = 0;
+        /* a zone action keeps the zone it names (the trace shows it) */
+        if (!cmd->zone_action || cmd->zone_all) {
+            s->cmd.lba = 0;
+        }
         s->cmd.sectors = 0;
     }
     s->seq = ++m->q.seq;

@@ -54,6 +54,12 @@
  *              fingerprint
  *   v4 (issue 17, the corrupt fault): a completion's corrupt_mask and
  *              corrupt_seed; a fault rule's healed and seed
+ *   v5 (issue 28, host-managed zones, zone.c): a command's zone_action
+ *              and zone_all; then the part zones: n x changed zone
+ *              (zone, cond, wp: the zones whose condition or write
+ *              pointer differ from a fresh drive's), n x open (zone, in
+ *              the order they were opened); the zone parameters in the
+ *              fingerprint
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -85,7 +91,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   4
+#define NCQ_STATE_VERSION   5
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -392,6 +398,23 @@ static void ncq_vis_zone(NcqVis *v, NcqZone *z)
     ncq_vis_bool(v, "own_skew", &z->own_skew);
 }
 
+/* v5: the host-managed zones' parameters (zone.c), in the fingerprint */
+static void ncq_vis_params_zones(NcqVis *v, NcqParams *p)
+{
+    if (v->version < 5) {
+        return;
+    }
+    ncq_vis_u64(v, "zone_sectors", &p->zone_sectors);
+    ncq_vis_u32(v, "zone_conv", &p->zone_conv, UINT32_MAX);
+    ncq_vis_u32(v, "zone_max_open", &p->zone_max_open, UINT32_MAX);
+    ncq_vis_u32(v, "zone_opt_open", &p->zone_opt_open, UINT32_MAX);
+    ncq_vis_u32(v, "zone_opt_nonseq", &p->zone_opt_nonseq, UINT32_MAX);
+    ncq_vis_bool(v, "zone_urswrz", &p->zone_urswrz);
+    ncq_vis_i64(v, "zone_reset_ns", &p->zone_reset_ns);
+    ncq_vis_i64(v, "zone_finish_ns", &p->zone_finish_ns);
+    ncq_vis_i64(v, "zone_open_ns", &p->zone_open_ns);
+}
+
 /*
  * The parameters, for their fingerprint only (NCQ_VIS_HASH and the
  * format hash): a stream holds no parameters, a load needs a model made
@@ -471,6 +494,7 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
                 UINT32_MAX);
     ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
     ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
+    ncq_vis_params_zones(v, p);
 }
 
 /* The parameters' fingerprint as a stream of @version records it. */
@@ -530,6 +554,10 @@ static void ncq_vis_cmd(NcqVis *v, NcqCmd *c)
     ncq_vis_bool(v, "queued", &c->queued);
     if (v->version >= 3) {
         ncq_vis_u8(v, "cdl", &c->cdl, 7);
+    }
+    if (v->version >= 5) {
+        ncq_vis_u8(v, "zone_action", &c->zone_action, NCQ_ZONE_REPORT);
+        ncq_vis_bool(v, "zone_all", &c->zone_all);
     }
 }
 
@@ -826,6 +854,63 @@ static void ncq_vis_cdl(NcqVis *v, NcqModel *m)
     }
 }
 
+/* Zone @z of the saved list: the next one at or after *@z that changed. */
+static uint32_t ncq_vis_next_changed(const NcqModel *m, uint32_t z)
+{
+    const NcqZbc *b = &m->zbc;
+
+    while (z < b->nz && b->cond[z] == ncq_zbc_fresh_cond(m, z) &&
+           b->wp[z] == z * m->p.zone_sectors) {
+        z++;
+    }
+    return z;
+}
+
+static void ncq_vis_wzones(NcqVis *v, NcqModel *m)
+{
+    NcqZbc *b = &m->zbc;
+    uint32_t i, n, nchg = 0, z = 0;
+
+    if (v->version < 5) {
+        return;
+    }
+    ncq_vis_part(v, "zones", -1);
+    if (v->mode != NCQ_VIS_LOAD && v->mode != NCQ_VIS_SCHEMA) {
+        for (z = ncq_vis_next_changed(m, 0); z < b->nz;
+             z = ncq_vis_next_changed(m, z + 1)) {
+            nchg++;
+        }
+        z = 0;
+    }
+    n = ncq_vis_count(v, "changed", nchg, b->nz);
+    for (i = 0; i < n && !v->failed; i++) {
+        uint32_t idx = 0;
+        uint8_t cond = 0;
+        uint64_t wp = 0;
+
+        if (v->mode != NCQ_VIS_LOAD && v->mode != NCQ_VIS_SCHEMA) {
+            z = ncq_vis_next_changed(m, z);
+            idx = z;
+            cond = b->cond[z];
+            wp = b->wp[z++];
+        }
+        ncq_vis_u32(v, "zone", &idx, b->nz ? b->nz - 1 : UINT32_MAX);
+        ncq_vis_u8(v, "cond", &cond, 15);
+        ncq_vis_u64(v, "wp", &wp);
+        if (v->mode == NCQ_VIS_LOAD && !v->failed) {
+            b->cond[idx] = cond;
+            b->wp[idx] = wp;
+        }
+    }
+    n = ncq_vis_count(v, "open", b->nopen, NCQ_ZONE_MAX_OPEN);
+    for (i = 0; i < n; i++) {
+        ncq_vis_u32(v, "zone", &b->open[i], UINT32_MAX);
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        b->nopen = n;
+    }
+}
+
 static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
                          uint64_t *fingerprint)
 {
@@ -845,6 +930,7 @@ static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
     ncq_vis_stats(v, &m->st);
     ncq_vis_faults(v, m);
     ncq_vis_cdl(v, m);
+    ncq_vis_wzones(v, m);
 }
 
 /* The format hash of @version: the shape of its body. */
@@ -1075,6 +1161,10 @@ static void ncq_state_rebuild(NcqVis *v, NcqModel *m)
         }
         m->wc.dirty_sectors += m->wc.dirty[i].n;
     }
+    ncq_vis_part(v, "zones", -1);
+    if (ncq_zbc_check_state(m)) {
+        ncq_vis_fail(v, "%s", ncq_zbc_check_state(m));
+    }
 }
 
 int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
@@ -1085,6 +1175,7 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
     char name[sizeof(m->p.name)] = "";
     uint64_t fp = 0;
     NcqModel *n;
+    NcqZbc zbc;
     size_t i;
     int rc;
 
@@ -1131,7 +1222,9 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
         return NCQ_ERR_INVAL;
     }
     n->smart = m->smart;        /* an attachment, not state */
+    zbc = m->zbc;               /* m's zone arrays go with n */
     *m = *n;
+    n->zbc = zbc;
     ncq_model_free(n);
     return 0;
 }

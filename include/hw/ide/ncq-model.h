@@ -39,6 +39,19 @@ enum {
     NCQ_ERR_PARSE = -7,       /* parameter text malformed */
     NCQ_ERR_IO = -8,          /* parameter file unreadable */
     NCQ_ERR_NOMEM = -9,
+    /*
+     * Host-managed zones (zone.c, docs/smr.md): the command is refused
+     * and nothing changes; ncq_zone_sense() gives the sense data.
+     */
+    NCQ_ERR_ZONE_UNALIGNED = -10,   /* write not at the write pointer */
+    NCQ_ERR_ZONE_BOUNDARY = -11,    /* write across a zone boundary */
+    NCQ_ERR_ZONE_READ_BOUNDARY = -12, /* read across zones (URSWRZ 0) */
+    NCQ_ERR_ZONE_INVALID_READ = -13,  /* read past the pointer (URSWRZ 0) */
+    NCQ_ERR_ZONE_FIELD = -14,       /* full zone, not a zone start, ... */
+    NCQ_ERR_ZONE_READ_ONLY = -15,   /* write to a read-only zone */
+    NCQ_ERR_ZONE_OFFLINE = -16,     /* any access to an offline zone */
+    NCQ_ERR_ZONE_RESOURCES = -17,   /* open-zone limit */
+    NCQ_ERR_ZONE_LBA = -18,         /* zone ID beyond the capacity */
 };
 
 typedef enum NcqKind {
@@ -199,6 +212,17 @@ typedef struct NcqParams {
 
     /* Command Duration Limits (ACS-5, cdl.c): the drive offers them */
     bool cdl;
+
+    /* Host-managed zones (zone.c, docs/smr.md); zone_sectors 0: none */
+    uint64_t zone_sectors;        /* a power of two */
+    uint32_t zone_conv;           /* conventional zones from LBA 0 */
+    uint32_t zone_max_open;       /* open zones at most; 0: no limit */
+    uint32_t zone_opt_open;       /* IDENTIFY log 09h: optimal open */
+    uint32_t zone_opt_nonseq;     /* ... optimal non-sequentially written */
+    bool zone_urswrz;             /* reads past the write pointer allowed */
+    int64_t zone_reset_ns;        /* RESET WRITE POINTER, per zone */
+    int64_t zone_finish_ns;       /* FINISH ZONE, per zone */
+    int64_t zone_open_ns;         /* OPEN and CLOSE ZONE */
 } NcqParams;
 
 /* One command handed to the drive. */
@@ -211,6 +235,13 @@ typedef struct NcqCmd {
     bool prio;            /* NCQ high priority */
     bool queued;          /* FPDMA QUEUED; false: non-queued command */
     uint8_t cdl;          /* Command Duration Limit index 1..7, 0: none */
+    /*
+     * NCQ_OP_OTHER only: a zone management action (NcqZoneAction, 0:
+     * none) on the zone starting at lba, or on all zones; queued as
+     * NCQ NON-DATA (63h/07h) or not (ZAC MANAGEMENT OUT 9Fh).
+     */
+    uint8_t zone_action;
+    bool zone_all;
 } NcqCmd;
 
 #define NCQ_ID_NONQUEUED 32u   /* id reported for a non-queued command */
@@ -549,6 +580,90 @@ int ncq_model_cdl_set(NcqModel *m, const NcqCdl *cdl, char *err,
                       size_t errlen);
 int ncq_model_cdl_set_at(NcqModel *m, const NcqCdl *cdl, int64_t now_ns,
                          char *err, size_t errlen);
+
+/* ---- host-managed zones (zone.c, docs/smr.md) ---- */
+/* Zone conditions as ZAC/ZBC code them (a descriptor's byte 1 bits 7:4) */
+typedef enum NcqZoneCond {
+    NCQ_ZC_NOT_WP = 0x0,          /* conventional zone */
+    NCQ_ZC_EMPTY = 0x1,
+    NCQ_ZC_IMP_OPEN = 0x2,
+    NCQ_ZC_EXP_OPEN = 0x3,
+    NCQ_ZC_CLOSED = 0x4,
+    NCQ_ZC_READ_ONLY = 0xd,
+    NCQ_ZC_FULL = 0xe,
+    NCQ_ZC_OFFLINE = 0xf,
+} NcqZoneCond;
+
+/* ZAC MANAGEMENT OUT actions (its FEATURES 7:0, as ZAC codes them) */
+typedef enum NcqZoneAction {
+    NCQ_ZONE_CLOSE = 0x01,
+    NCQ_ZONE_FINISH = 0x02,
+    NCQ_ZONE_OPEN = 0x03,
+    NCQ_ZONE_RESET = 0x04,
+    /*
+     * Not an action: a REPORT ZONES (queued: RECEIVE FPDMA QUEUED 65h/02h)
+     * timed as a firmware command; it changes nothing, the device takes
+     * its data from ncq_model_report_zones()
+     */
+    NCQ_ZONE_REPORT = 0x80,
+} NcqZoneAction;
+
+#define NCQ_ZONE_TYPE_CONV  0x1
+#define NCQ_ZONE_TYPE_SWR   0x2   /* sequential write required */
+#define NCQ_ZONE_DESC_BYTES 64    /* REPORT ZONES header and descriptor */
+/* REPORT ZONES reporting options (ZAC MANAGEMENT IN 4Ah/00h) */
+#define NCQ_ZRO_ALL         0x00
+#define NCQ_ZRO_RESET_REC   0x10  /* reset write pointer recommended */
+#define NCQ_ZRO_NONSEQ      0x11  /* non-sequential write resources */
+#define NCQ_ZRO_NOT_WP      0x3f
+#define NCQ_ZRO_PARTIAL     0x80  /* the partial bit, with the option */
+
+/* One zone as REPORT ZONES gives it. */
+typedef struct NcqZoneInfo {
+    uint8_t type;                 /* NCQ_ZONE_TYPE_* */
+    NcqZoneCond cond;
+    uint64_t start;
+    uint64_t len;
+    uint64_t wp;                  /* conventional, offline: all ones */
+} NcqZoneInfo;
+
+/* The sense data ACS/ZBC give for an error of a zoned drive. */
+typedef struct NcqSense {
+    uint8_t key;
+    uint8_t asc;
+    uint8_t ascq;
+} NcqSense;
+
+/*
+ * Sense key, ASC and ASCQ of an NCQ_ERR_ZONE_* code (and of
+ * NCQ_ERR_RANGE: LBA OUT OF RANGE); 0 with @out set, or NCQ_ERR_INVAL
+ * for other codes.
+ */
+int ncq_zone_sense(int err, NcqSense *out);
+const char *ncq_zone_cond_name(NcqZoneCond c);
+/* Zones of the drive (0: not zoned), and one zone's state. */
+uint32_t ncq_model_zone_count(const NcqModel *m);
+int ncq_model_zone_info(const NcqModel *m, uint32_t zone, NcqZoneInfo *out);
+/*
+ * REPORT ZONES EXT into @buf (@len bytes, a multiple of 512 as the
+ * command's count gives it): the 64-byte header (zone list length,
+ * SAME, maximum LBA) and the 64-byte descriptors of zones from the one
+ * holding @lba that match @option (NCQ_ZRO_*, with NCQ_ZRO_PARTIAL),
+ * little-endian as ATA returns them.  0, or NCQ_ERR_ZONE_FIELD (reserved
+ * option) or NCQ_ERR_ZONE_LBA (@lba beyond the capacity).
+ */
+int ncq_model_report_zones(const NcqModel *m, uint64_t lba, uint8_t option,
+                           uint8_t *buf, size_t len);
+/*
+ * A zone management action taken at once, without timing (the device's
+ * non-queued ZAC MANAGEMENT OUT can also go through ncq_model_submit()
+ * as NCQ_OP_OTHER with cmd.zone_action, which times it).  0 or
+ * NCQ_ERR_ZONE_* (nothing changed).
+ */
+int ncq_model_zone_action(NcqModel *m, NcqZoneAction action, uint64_t lba,
+                          bool all);
+/* Make a zone read-only or offline (a fault; no command reverses it). */
+int ncq_model_zone_set_cond(NcqModel *m, uint32_t zone, NcqZoneCond c);
 
 /* ---- power loss ---- */
 typedef struct NcqRange {
