@@ -52,7 +52,8 @@ EPOCH=1686355200
 # does not show.  qemu_fw_cfg reads the workload the harness passes with
 # -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.  configfs,
 # null_blk, scsi_debug, loop, brd and sg are the reference devices and the
-# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up.
+# SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up;
+# sr_mod the SCSI CD driver blktests' block/001 hot-plugs with scsi_debug.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
@@ -61,7 +62,7 @@ MODULES=(
     ext4 jbd2 mbcache crc16 libcrc32c crc32c_generic crc32c-intel
     qemu_fw_cfg
     md-mod raid1 raid456 btrfs
-    configfs null_blk scsi_debug loop brd sg
+    configfs null_blk scsi_debug loop brd sg sr_mod
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
@@ -473,33 +474,40 @@ resolve_pkgs() {
         return
     fi
     log "resolving $# packages of Debian $rel with their dependencies"
-    PST=$(mktemp -d "${TMPDIR:-/tmp}/ncq-pkgs.XXXXXX")
+    # A private dpkg status and package cache per release, kept: apt rebuilds
+    # its cache only when the lists or the status change.
+    PST=$CACHE/apt/resolve-$rel${APT_DIR:+-private}
     mkdir -p "$PST/empty" "$PST/cache/archives/partial"
-    : >"$PST/status"
+    exec 7>"$PST/.lock"
+    flock 7
+    [ -f "$PST/status" ] || : >"$PST/status"
     local opts=("${APT_OPTS[@]}" -o "Dir::State::status=$PST/status"
         -o "Dir::Etc::preferences=$PST/empty/none" -o "Dir::Etc::preferencesparts=$PST/empty"
         -o "APT::Architectures::=amd64" -o "APT::Install-Recommends=0"
-        -o "APT::Install-Suggests=0")
-    [ -n "$APT_DIR" ] || opts+=(-o "Dir::Cache=$PST/cache")
+        -o "APT::Install-Suggests=0" -o "Dir::Cache=$PST/cache")
     # Unknown names first: one line naming them and the fix.
     known=$(apt-cache "${opts[@]}" policy "$@" 2>/dev/null \
         | awk '/^[^ ].*:$/ {n=substr($0, 1, length($0)-1)} $1 == "Candidate:" && $2 != "(none)" {print n}')
     for p in "$@"; do
         grep -qx -- "$p" <<<"$known" || {
-            rm -rf "$PST"
             die "--package $p: no such package in Debian $rel's lists (or only a virtual one): check the name with 'apt-cache search $p' or https://packages.debian.org/$rel/$p"
         }
     done
-    # The skipped packages, marked installed
+    # The skipped packages, marked installed (the file replaced only when it
+    # changes, so that apt's cache stays valid)
     apt-cache "${opts[@]}" show --no-all-versions "${PKG_SKIP[@]}" 2>/dev/null \
         | awk '/^Package:/ && seen {print "Status: install ok installed\n"}
                /^(Package|Version|Architecture|Provides|Multi-Arch):/ {print; seen=1}
-               END {if (seen) print "Status: install ok installed"}' >"$PST/status"
+               END {if (seen) print "Status: install ok installed"}' >"$PST/status.new"
+    if cmp -s "$PST/status.new" "$PST/status"; then
+        rm -f "$PST/status.new"
+    else
+        mv "$PST/status.new" "$PST/status"
+    fi
     if ! out=$(apt-get "${opts[@]}" -s -q install "$@" 2>&1); then
-        rm -rf "$PST"
         die "cannot resolve packages $* in Debian $rel: $(grep -E '^E:| : Depends' <<<"$out" | head -5 | tr '\n' ' ')"
     fi
-    rm -rf "$PST"
+    exec 7>&-
     skip_re="^($(IFS='|'; echo "${PKG_SKIP[*]}")) "
     out=$(awk '$1 == "Inst" {v=$3; gsub(/[()]/, "", v); n=$2; sub(/:.*/, "", n); print n, v}' <<<"$out" \
         | grep -Ev -- "${skip_re//+/\\+}" | sort -u)
@@ -874,6 +882,13 @@ done
 # FEATURE_SH_STANDALONE), so under it 'gzip' or 'umount' would be busybox's
 # whatever is installed.  /init keeps busybox's shell (its first line).
 [ ! -x "$ROOT/usr/bin/bash" ] || ln -sfn bash "$ROOT/usr/bin/sh"
+
+# The kernel's configuration where tools look for it (blktests'
+# _have_kernel_option reads /boot/config-$(uname -r))
+if [ -n "${KCONFIG:-}" ] && [ -f "$KCONFIG" ]; then
+    mkdir -p "$ROOT/boot"
+    cp "$KCONFIG" "$ROOT/boot/config-$KREL"
+fi
 
 # kernel modules: MODULES closed over modules.dep
 MODLIST=()

@@ -73,6 +73,7 @@ static uint64_t phys_addr(const void *p)
 static unsigned long read_sysfs(const char *name, const char *what)
 {
     char path[512], buf[64];
+    unsigned long value;
     FILE *f;
 
     snprintf(path, sizeof(path), "/sys/firmware/qemu_fw_cfg/by_name/%s/%s",
@@ -84,7 +85,11 @@ static unsigned long read_sysfs(const char *name, const char *what)
         exit(1);
     }
     fclose(f);
-    return strtoul(buf, NULL, 0);
+    if (sscanf(buf, "%lu", &value) != 1) {
+        fprintf(stderr, "fwcfg-read: %s: not a number\n", path);
+        exit(1);
+    }
+    return value;
 }
 
 /* One DMA request: len bytes into the page at dst (within one page). */
@@ -108,7 +113,7 @@ int main(int argc, char **argv)
 {
     unsigned long key, size, done = 0;
     unsigned char *mem;
-    volatile struct dma_access *acc;
+    volatile struct dma_access *acc; /* the device writes it back */
     uint64_t acc_phys;
     uint32_t features;
     int first = 1;
@@ -143,7 +148,7 @@ int main(int argc, char **argv)
         perror("fwcfg-read: locked buffer");
         return 1;
     }
-    acc = (volatile struct dma_access *)mem;
+    acc = (volatile struct dma_access *)mem; /* the device writes it */
     acc_phys = phys_addr(mem);
     while (done < size) {
         unsigned long chunk = size - done, n = 0;

@@ -24,8 +24,9 @@
 #   --output DIR              where blktests' results/ go (default ./blktests-results)
 #   -h, --help                this text
 #
-# Prints each test's verdict as blktests does ("block/005 ... [passed]"),
-# then "blktests: N passed, N failed, N not run".  Exit status 0 when nothing
+# Prints each test's verdict as blktests does ("block/005 ... [passed]"), a
+# test that stopped without one as "[no verdict]" (counted as failed), then
+# "blktests: N passed, N failed, N not run".  Exit status 0 when nothing
 # failed, 1 when a test failed, 2 when the run itself did not complete.
 # docs/kernel-testing.md ("blktests") has a walk-through, docs/conformance.md
 # the results on ncq-disk.
@@ -77,6 +78,9 @@ CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 CHECKOUT=$(cd "$CHECKOUT" && pwd)
 WORK=$CACHE/blktests/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
 mkdir -p "$WORK"
+# one run at a time prepares a checkout's copy and image (the guests run in parallel)
+exec 9>"$WORK/.lock"
+flock 9
 rm -rf "$WORK/tree"
 mkdir -p "$WORK/tree"
 (cd "$CHECKOUT" && tar --exclude=./.git --exclude=./results --exclude=./config -cf - .) | tar -C "$WORK/tree" -xf -
@@ -87,14 +91,15 @@ nice -n 5 make -C "$WORK/tree" -j2 >"$WORK/make.log" 2>&1 \
 printf '%s\n' "TEST_DEVS=(/dev/sda)" "TIMEOUT=$TEST_TIMEOUT" >"$WORK/tree/config"
 
 # 2. QEMU and the image: blktests, udevadm (its scripts 'udevadm settle'),
-# xfs_io (xfsprogs), setpci (pciutils)
+# xfs_io (xfsprogs), setpci (pciutils), column (bsdextrautils: ./check's table)
 if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
     NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 fi
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian "$DEBIAN" \
     --add "$WORK/tree:/opt/blktests" --package udev --package xfsprogs \
-    --package pciutils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
+    --package pciutils --package bsdextrautils "${PACKAGES[@]}" | tail -1) || die "guest image build failed"
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
+exec 9>&-
 
 # 3. the run
 mkdir -p "$OUTPUT"
@@ -115,9 +120,13 @@ import ncqguest  # noqa: E402
 # indented details (runtime, the reason of a "not run"); a failure also
 # leaves results/<dev>/<test>.out.bad and .full
 VERDICT = re.compile(r"^(\S+/\d+)\b.*\[(passed|failed|not run)\]\s*$")
+# a test's first line: its name and description, before the verdict
+STARTED = re.compile(r"^(\S+/\d+)( => \S+)? \(")
 script = f"""
 cd /opt/blktests
-mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+# what systemd would have mounted: configfs (null_blk's devices), cgroup2
+modprobe configfs && mount -t configfs none /sys/kernel/config
+mount -t cgroup2 none /sys/fs/cgroup
 ./check -o $RESULTS/blktests {' '.join(tests)}
 echo "check-exit $?"
 """
@@ -141,10 +150,13 @@ for name, data in r.files.items():
 (out / "console.txt").write_text(r.console)
 counts = {"passed": 0, "failed": 0, "not run": 0}
 lines = r.output.replace("\r", "\n").splitlines()
+started = {m.group(1) for m in map(STARTED.match, lines) if m}
+seen = set()
 for i, line in enumerate(lines):
     m = VERDICT.match(line)
     if not m:
         continue
+    seen.add(m.group(1))
     counts[m.group(2)] += 1
     print(line.rstrip())
     # the indented lines after a verdict: its runtime, the reason it did
@@ -153,6 +165,12 @@ for i, line in enumerate(lines):
         if not extra.startswith(("    ", "\t")):
             break
         print(extra.rstrip())
+# A test whose script stopped with an error has no verdict line (./check
+# goes on with the next): a failure, with its .out in the results
+for name in sorted(started - seen):
+    counts["failed"] += 1
+    print(f"{name} [no verdict: the test stopped; see {out}/*/{name}.out "
+          "and .full]")
 total = sum(counts.values())
 print(f"blktests: {counts['passed']} passed, {counts['failed']} failed, "
       f"{counts['not run']} not run (results in {out})")
