@@ -2638,6 +2638,8 @@ static void test_set_checks(void)
  * random and sequential READ FPDMA QUEUED commands completes without
  * error, taking model time on the virtual clock.
  */
+static void test_zoned_model_refused(gconstpointer data);
+
 static void test_builtin_model_serves(gconstpointer data)
 {
     const char *name = data;
