@@ -61,8 +61,6 @@ READ_DMA_EXT, WRITE_DMA_EXT = 0x25, 0x35
 FLUSH_EXT, IDENTIFY, SET_FEATURES = 0xEA, 0xEC, 0xEF
 READ_LOG_EXT, READ_LOG_DMA_EXT = 0x2F, 0x47
 WRITE_LOG_EXT, WRITE_LOG_DMA_EXT = 0x3F, 0x57
-# Power modes (docs/power-modes.md)
-STANDBY_IMM, IDLE, CHECK_POWER, SLEEP = 0xE0, 0xE3, 0xE5, 0xE6
 
 
 def op_write(off, value):
@@ -143,7 +141,6 @@ EXPECTED = {
     "ncq-tag-reuse": {},
     "ncq-reset": {"W": 1},
     "logs": {"R": 1},
-    "power-modes": {"R": 2, "F": 3},
 }
 
 
@@ -226,23 +223,6 @@ def seeds():
             h2d(WRITE_LOG_EXT, lba=0x10, count=1, device=0)]):
         ops += issue(slot, fis, ncq=False) + op_clock(4)
     s["logs"] = ops
-    # Power modes: STANDBY IMMEDIATE (a FLUSH in the trace) and a read
-    # that waits the spin-up; SLEEP (a FLUSH), a command aborted in it, a
-    # COMRESET that wakes the drive into standby; IDLE with a 5 s standby
-    # timer (a FLUSH: it waits the spin-up), the timer running out, and a
-    # queued read that spins the drive up again.
-    ops = port_start()
-    ops += issue(0, h2d(CHECK_POWER, device=0), ncq=False) + op_clock(1)
-    ops += issue(1, h2d(STANDBY_IMM, device=0), ncq=False) + op_clock(4)
-    ops += issue(2, h2d(READ_DMA_EXT, lba=0x6000, count=8), ncq=False)
-    ops += op_clock(8)
-    ops += issue(3, h2d(SLEEP, device=0), ncq=False) + op_clock(4)
-    ops += issue(4, h2d(CHECK_POWER, device=0), ncq=False) + op_clock(1)
-    ops += [op_write(PxSCTL, 1), op_write(PxSCTL, 0)] + op_clock(2)
-    ops += port_start()
-    ops += issue(0, h2d(IDLE, count=1, device=0), ncq=False) + op_clock(8)
-    ops += issue(1, fpdma(False, 1, 0x7000, 8))
-    s["power-modes"] = ops + op_clock(8)
     return s
 
 
