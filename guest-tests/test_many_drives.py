@@ -137,8 +137,20 @@ def test_each_trace_is_its_own_drive(runs):
         job = jobs[f"{SERIAL}{i}"]
         assert job["error"] == 0
         assert job["read"]["total_ios"] == ios(i)
-        # exactly this drive's fio reads land in its trace's region
-        assert len(_region_reads(records)) == ios(i), (i, DRIVES[i])
+        # exactly this drive's fio reads land in its trace's region: one
+        # read per block fio chose (its random map reads each block once).
+        # Debian 13's fio (3.39, the image's since issue 26) may send its
+        # first read twice, the same tag and block again once the first
+        # completed (seen on one drive of twelve; scenario 6 saw it too):
+        # that repeat is allowed, nothing else.
+        reads = _region_reads(records)
+        blocks = {(r["lba"], r["sectors"]) for r in reads}
+        assert len(blocks) == ios(i), (i, DRIVES[i])
+        first = min(reads, key=lambda r: r["arrival_ns"])
+        again = [r for r in reads
+                 if (r["lba"], r["sectors"]) == (first["lba"], first["sectors"])]
+        extra = len(reads) - len(blocks)
+        assert extra == 0 or (extra == 1 and len(again) == 2), (i, DRIVES[i])
 
 
 def overtaken(records):
