@@ -436,6 +436,32 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
         }
         fate->hang = r->kind == NCQ_FAULT_HANG;
     }
+    fate->delay_ns += ncq_fault_recovery_ns(m, fate->kind);
+}
+
+/*
+ * How long the firmware retries a sector it cannot read or write before
+ * it reports the error: SCT Error Recovery Control's limit when the host
+ * set one, the drive's own recovery time otherwise (docs/faults.md).
+ */
+int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind)
+{
+    int64_t erc;
+
+    if (kind == NCQ_FAULT_UNC) {
+        erc = m->erc_read_ns;
+    } else if (kind == NCQ_FAULT_WRITE) {
+        erc = m->erc_write_ns;
+    } else {
+        return 0;
+    }
+    return erc ? erc : m->p.recovery_ns;
+}
+
+void ncq_model_set_erc(NcqModel *m, int64_t read_ns, int64_t write_ns)
+{
+    m->erc_read_ns = read_ns > 0 ? read_ns : 0;
+    m->erc_write_ns = write_ns > 0 ? write_ns : 0;
 }
 
 /* A media access keeps the mechanism retrying as long as its slowest. */

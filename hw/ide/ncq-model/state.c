@@ -54,6 +54,9 @@
  *              fingerprint
  *   v4 (issue 17, the corrupt fault): a completion's corrupt_mask and
  *              corrupt_seed; a fault rule's healed and seed
+ *   v5 (issue 26, SCT error recovery control): the parameters'
+ *              recovery_ns in the fingerprint (the ERC limits are the
+ *              device's state, not the model's)
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -85,7 +88,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   4
+#define NCQ_STATE_VERSION   5
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -471,6 +474,9 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
                 UINT32_MAX);
     ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
     ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
+    if (v->version >= 5) {
+        ncq_vis_i64(v, "recovery_ns", &p->recovery_ns);
+    }
 }
 
 /* The parameters' fingerprint as a stream of @version records it. */
