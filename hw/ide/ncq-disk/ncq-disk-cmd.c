@@ -260,6 +260,11 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = ncq_disk_read_log(d, s);
         return true;
     }
+    if ((c->flags & NCQ_CMD_LOG_WRITE) && ncq_disk_sct_is_log(s->sector)) {
+        *complete = ncq_disk_sct_write_log(d, s, (s->hob_nsector << 8) |
+                                                 s->nsector);
+        return true;
+    }
     if (c->flags & NCQ_CMD_LOG_WRITE) {
         *complete = ncq_disk_cdl_write_log(d, s);
         return true;

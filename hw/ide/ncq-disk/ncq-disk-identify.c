@@ -154,6 +154,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
         ncq_disk_cdl_identify(d, words);
     }
     ncq_disk_smart_identify(d, words);
+    ncq_disk_sct_identify(d, words);
     ncq_disk_identify_checksum(words);
 }
 

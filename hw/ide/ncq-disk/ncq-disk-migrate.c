@@ -277,6 +277,7 @@ const VMStateDescription vmstate_ncq_disk = {
         &vmstate_ncq_disk_undo,
         &vmstate_ncq_disk_cdl,
         &vmstate_ncq_disk_smart,
+        &vmstate_ncq_disk_sct,
         NULL
     },
 };

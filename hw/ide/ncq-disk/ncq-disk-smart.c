@@ -429,7 +429,7 @@ static void ncq_disk_phy_events(NcqDisk *d, uint8_t *buf)
 }
 
 /* SMART 00h: the SMART log directory */
-static void ncq_disk_smart_directory(uint8_t *buf)
+static void ncq_disk_smart_directory(NcqDisk *d, uint8_t *buf)
 {
     stw_le_p(buf, 0x0001);
     stw_le_p(buf + 2 * LOG_SUMMARY_ERROR, 1);
@@ -445,11 +445,15 @@ void ncq_disk_smart_gpl_directory(NcqDisk *d, uint8_t *buf)
     stw_le_p(buf + 2 * LOG_DEVICE_STATISTICS, STAT_PAGES);
     stw_le_p(buf + 2 * LOG_EXT_SELFTEST, 1);
     stw_le_p(buf + 2 * LOG_PHY_EVENTS, 1);
+    ncq_disk_sct_log_directory(d, buf);
 }
 
 bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
                              uint8_t *buf, bool gpl)
 {
+    if (ncq_disk_sct_is_log(log)) {
+        return ncq_disk_sct_log_page(d, log, page, buf);
+    }
     ncq_smart_update(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
     memset(buf, 0, 512);
     if (log == LOG_DEVICE_STATISTICS) {
@@ -487,7 +491,8 @@ bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
     }
     switch (log) {
     case LOG_DIRECTORY:
-        ncq_disk_smart_directory(buf);
+        ncq_disk_smart_directory(d, buf);
+        ncq_disk_sct_log_directory(d, buf);
         return true;
     case LOG_SUMMARY_ERROR:
         ncq_disk_error_log(d, 0, ERRORS_PER_PAGE, buf);
@@ -649,6 +654,9 @@ bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
     case SMART_READ_LOG:
         return ncq_disk_smart_read_log(d, s);
     case SMART_WRITE_LOG:
+        if (ncq_disk_sct_is_log(s->sector)) {
+            return ncq_disk_sct_write_log(d, s, (uint8_t)s->nsector);
+        }
         if (s->sector != LOG_SELECTIVE || (uint8_t)s->nsector != 1) {
             ide_abort_command(s);
             return true;
@@ -729,6 +737,7 @@ void ncq_disk_smart_reset(DeviceState *dev)
     }
     timer_del(d->smart.captive);
     d->smart.st.resets++;
+    ncq_disk_sct_reset(d);
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
 }
 

@@ -156,6 +156,14 @@ typedef struct NcqDiskSmart {
     bool has_exit;
 } NcqDiskSmart;
 
+/* SCT Command Transport (ncq-disk-sct.c, docs/smart.md) */
+typedef struct NcqDiskSct {
+    uint16_t erc[2];            /* ERC read, write limits, 100 ms; 0: none */
+    uint16_t erc_power_on[2];   /* what a power-on sets them to */
+    uint16_t status;            /* the last SCT command's extended status */
+    uint16_t action, function;  /* ...its action and function codes */
+} NcqDiskSct;
+
 struct NcqDisk {
     IDEDevice dev;
     NcqDiskProps prop;
@@ -180,6 +188,7 @@ struct NcqDisk {
     NcqDiskMigState mig;
     NcqDiskCdl cdl;
     NcqDiskSmart smart;
+    NcqDiskSct sct;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -280,5 +289,14 @@ bool ncq_disk_smart_log_page(NcqDisk *d, uint8_t log, uint16_t page,
 void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);
+/* ncq-disk-sct.c: SCT Command Transport, logs E0h/E1h (docs/smart.md) */
+extern const VMStateDescription vmstate_ncq_disk_sct;
+void ncq_disk_sct_identify(NcqDisk *d, uint16_t *words);
+bool ncq_disk_sct_is_log(uint8_t log);
+bool ncq_disk_sct_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                           uint8_t *buf);
+void ncq_disk_sct_log_directory(NcqDisk *d, uint8_t *buf);
+bool ncq_disk_sct_write_log(NcqDisk *d, IDEState *s, uint32_t count);
+void ncq_disk_sct_reset(NcqDisk *d);
 
 #endif

@@ -1,0 +1,270 @@
+/*
+ * ncq-disk: SMART Command Transport (SCT), as smartctl uses it
+ *
+ * The host writes an SCT command to log E0h (SMART WRITE LOG, or WRITE
+ * LOG EXT) and reads the SCT status back from the same log (ACS-3 8.1,
+ * "SCT Command Transport").  The drive offers SCT Status (temperatures,
+ * the last command's outcome) and Error Recovery Control (action code
+ * 3): read and write limits on the firmware's retries of a sector it
+ * cannot read or write, in 100 ms units, current (volatile) and power-on
+ * values.  The model applies them (ncq_model_set_erc(), docs/faults.md).
+ * docs/smart.md says what each field holds.
+ *
+ * Copyright (c) 2026 ncq-disk developers
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "migration/vmstate.h"
+#include "../ide-internal.h"
+#include "hw/ide/ncq-disk.h"
+
+#define LOG_SCT_STATUS              0xe0
+
+/* IDENTIFY word 206: SCT Command Transport and the actions it offers */
+#define SCT_ID_SUPPORTED            (1 << 0)
+#define SCT_ID_ERC                  (1 << 3)
+
+/* SCT status: format version 3 (ACS-3 table 189), SCT spec level 1 */
+#define SCT_FORMAT_VERSION          3
+#define SCT_VENDOR_VERSION          1
+#define SCT_SPEC                    1
+#define SCT_TEMP_INVALID            0x80
+
+/* Action codes (ACS-3 table 184) */
+#define SCT_ACTION_ERC              3
+
+/* Error Recovery Control function and selection codes (ACS-4 table 201) */
+#define ERC_SET                     1
+#define ERC_GET                     2
+#define ERC_SET_POWER_ON            3
+#define ERC_GET_POWER_ON            4
+#define ERC_RESTORE_DEFAULT         5
+#define ERC_READ_TIMER              1
+#define ERC_WRITE_TIMER             2
+
+/*
+ * Extended status codes (ACS-3 table 186; the same list in drive
+ * makers' manuals, e.g. Fujitsu MHW2xxxBS table 5.26)
+ */
+#define SCT_OK                      0x0000
+#define SCT_COUNT_OVERFLOW          0x0003
+#define SCT_BAD_ERC_FUNCTION        0x0004
+#define SCT_BAD_ERC_SELECTION       0x0005
+#define SCT_READ_TIMER_TOO_LOW      0x0006
+#define SCT_WRITE_TIMER_TOO_LOW     0x0007
+#define SCT_BAD_ACTION              0x0010
+
+/*
+ * The smallest limit the drive takes (ACS-4's "minimum supported ERC
+ * time", SCT status bytes 216-217): 1.0 s, an estimate (makers do not
+ * publish it for these drives)
+ */
+#define SCT_ERC_MIN                 10
+/* The highest temperature the drive is specified for: as log 04h page 5 */
+#define SCT_MAX_OP_TEMP             60
+
+#define NS_PER_ERC_UNIT             (100 * SCALE_MS)
+
+/* The model follows the current limits. */
+static void ncq_disk_sct_apply(NcqDisk *d)
+{
+    if (d->model) {
+        ncq_model_set_erc(d->model, d->sct.erc[0] * NS_PER_ERC_UNIT,
+                          d->sct.erc[1] * NS_PER_ERC_UNIT);
+    }
+}
+
+/* IDENTIFY word 206 */
+void ncq_disk_sct_identify(NcqDisk *d, uint16_t *words)
+{
+    stw_le_p(&words[206], SCT_ID_SUPPORTED | SCT_ID_ERC);
+}
+
+/* Log E0h read: the SCT status (ACS-3 table 189, ACS-4 table 194) */
+static void ncq_disk_sct_status(NcqDisk *d, uint8_t *buf)
+{
+    NcqSmart *sm = &d->smart.st;
+    bool failing;
+
+    ncq_smart_update(sm, d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    failing = ncq_smart_failing(sm, d->model);
+    stw_le_p(buf, SCT_FORMAT_VERSION);
+    stw_le_p(buf + 2, SCT_VENDOR_VERSION);
+    stw_le_p(buf + 4, SCT_SPEC);
+    /* device state: 3 while a self-test runs in the background */
+    buf[10] = sm->run.type && !sm->run.captive ? 3 : 0;
+    stw_le_p(buf + 14, d->sct.status);
+    stw_le_p(buf + 16, d->sct.action);
+    stw_le_p(buf + 18, d->sct.function);
+    buf[200] = (int8_t)ncq_smart_temperature(sm);
+    buf[201] = (int8_t)sm->temp_min;
+    buf[202] = (int8_t)sm->temp_max;
+    buf[203] = (int8_t)sm->life_min;
+    buf[204] = (int8_t)sm->life_max;
+    buf[205] = SCT_MAX_OP_TEMP;
+    /* over/under limit counts (206-213): 0, the drive never leaves 0-60 */
+    /* SMART RETURN STATUS's LBA mid/high */
+    stw_le_p(buf + 214, failing ? 0x2cf4 : 0xc24f);
+    stw_le_p(buf + 216, SCT_ERC_MIN);
+}
+
+bool ncq_disk_sct_log_page(NcqDisk *d, uint8_t log, uint16_t page,
+                           uint8_t *buf)
+{
+    if (log != LOG_SCT_STATUS || page) {
+        return false;
+    }
+    memset(buf, 0, 512);
+    ncq_disk_sct_status(d, buf);
+    return true;
+}
+
+/* The SMART and GP log directories: log E0h, one page */
+void ncq_disk_sct_log_directory(NcqDisk *d, uint8_t *buf)
+{
+    stw_le_p(buf + 2 * LOG_SCT_STATUS, 1);
+}
+
+/*
+ * Error Recovery Control (action code 3): the extended status code;
+ * *ret is the value a Get returns in the Count and LBA Low registers.
+ */
+static uint16_t ncq_disk_sct_erc(NcqDisk *d, const uint8_t *cmd,
+                                 uint16_t *ret)
+{
+    uint16_t function = lduw_le_p(cmd + 2);
+    uint16_t selection = lduw_le_p(cmd + 4);
+    uint16_t limit = lduw_le_p(cmd + 6);
+    int i = selection - ERC_READ_TIMER;
+
+    if (function < ERC_SET || function > ERC_RESTORE_DEFAULT) {
+        return SCT_BAD_ERC_FUNCTION;
+    }
+    if (selection != ERC_READ_TIMER && selection != ERC_WRITE_TIMER) {
+        return SCT_BAD_ERC_SELECTION;
+    }
+    switch (function) {
+    case ERC_SET:
+    case ERC_SET_POWER_ON:
+        if (limit && limit < SCT_ERC_MIN) {
+            return i ? SCT_WRITE_TIMER_TOO_LOW : SCT_READ_TIMER_TOO_LOW;
+        }
+        if (function == ERC_SET) {
+            d->sct.erc[i] = limit;
+        } else {
+            d->sct.erc_power_on[i] = limit;
+        }
+        break;
+    case ERC_GET:
+        *ret = d->sct.erc[i];
+        break;
+    case ERC_GET_POWER_ON:
+        *ret = d->sct.erc_power_on[i];
+        break;
+    case ERC_RESTORE_DEFAULT:
+        /* the factory's: no limit, as desktop drives ship */
+        d->sct.erc[i] = 0;
+        d->sct.erc_power_on[i] = 0;
+        break;
+    }
+    ncq_disk_sct_apply(d);
+    return SCT_OK;
+}
+
+/* The SCT command's 512 bytes have arrived. */
+static void ncq_disk_sct_written(IDEState *s)
+{
+    NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
+    const uint8_t *cmd = s->io_buffer;
+    uint16_t ret = 0, status;
+
+    d->sct.action = lduw_le_p(cmd);
+    d->sct.function = lduw_le_p(cmd + 2);
+    if (d->sct.action == SCT_ACTION_ERC) {
+        status = ncq_disk_sct_erc(d, cmd, &ret);
+    } else {
+        /* Long Sector Access, Write Same, Feature Control, Data Tables */
+        status = SCT_BAD_ACTION;
+    }
+    d->sct.status = status;
+    ide_transfer_stop(s);
+    if (status != SCT_OK) {
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        ret = status;
+    } else {
+        s->status = READY_STAT | SEEK_STAT;
+    }
+    /* ACS: the return value, or the extended status code on an error */
+    s->nsector = ret & 0xff;
+    s->sector = ret >> 8;
+    ide_bus_set_irq(s->bus);
+}
+
+/*
+ * SMART WRITE LOG or WRITE LOG EXT of log E0h with @count sectors: an
+ * SCT command is one sector.  False if the command goes on (its data).
+ */
+bool ncq_disk_sct_write_log(NcqDisk *d, IDEState *s, uint32_t count)
+{
+    if (count != 1) {
+        d->sct.status = SCT_COUNT_OVERFLOW;
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        s->nsector = SCT_COUNT_OVERFLOW;
+        s->sector = 0;
+        return true;
+    }
+    s->status = READY_STAT | SEEK_STAT;
+    ide_transfer_start(s, s->io_buffer, 512, ncq_disk_sct_written);
+    return false;
+}
+
+bool ncq_disk_sct_is_log(uint8_t log)
+{
+    return log == LOG_SCT_STATUS;
+}
+
+/* Power on: the limits take their power-on values */
+void ncq_disk_sct_reset(NcqDisk *d)
+{
+    memcpy(d->sct.erc, d->sct.erc_power_on, sizeof(d->sct.erc));
+    d->sct.status = SCT_OK;
+    d->sct.action = 0;
+    d->sct.function = 0;
+    ncq_disk_sct_apply(d);
+}
+
+static int ncq_disk_sct_post_load(void *opaque, int version_id)
+{
+    ncq_disk_sct_apply(opaque);
+    return 0;
+}
+
+static bool ncq_disk_sct_needed(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    return d->sct.erc[0] || d->sct.erc[1] || d->sct.erc_power_on[0] ||
+           d->sct.erc_power_on[1] || d->sct.status || d->sct.action;
+}
+
+/* The limits and the last command's status travel with the drive. */
+const VMStateDescription vmstate_ncq_disk_sct = {
+    .name = "ncq-disk/sct",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ncq_disk_sct_needed,
+    .post_load = ncq_disk_sct_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16_ARRAY(sct.erc, NcqDisk, 2),
+        VMSTATE_UINT16_ARRAY(sct.erc_power_on, NcqDisk, 2),
+        VMSTATE_UINT16(sct.status, NcqDisk),
+        VMSTATE_UINT16(sct.action, NcqDisk),
+        VMSTATE_UINT16(sct.function, NcqDisk),
+        VMSTATE_END_OF_LIST()
+    },
+};
