@@ -66,7 +66,7 @@
 /* The highest temperature the drive is specified for: as log 04h page 5 */
 #define SCT_MAX_OP_TEMP             60
 
-#define NS_PER_ERC_UNIT             (100 * SCALE_MS)
+#define NS_PER_ERC_UNIT             (100 * (int64_t)SCALE_MS)
 
 /* The model follows the current limits. */
 static void ncq_disk_sct_apply(NcqDisk *d)
@@ -190,7 +190,6 @@ static void ncq_disk_sct_written(IDEState *s)
         status = SCT_BAD_ACTION;
     }
     d->sct.status = status;
-    ide_transfer_stop(s);
     if (status != SCT_OK) {
         d->count.guest_errors++;
         ide_abort_command(s);
@@ -198,9 +197,14 @@ static void ncq_disk_sct_written(IDEState *s)
     } else {
         s->status = READY_STAT | SEEK_STAT;
     }
-    /* ACS: the return value, or the extended status code on an error */
+    /*
+     * ACS: the return value, or the extended status code on an error, in
+     * Count and LBA Low; set before the transfer ends, which sends them
+     * (AHCI's D2H Register FIS)
+     */
     s->nsector = ret & 0xff;
     s->sector = ret >> 8;
+    ide_transfer_stop(s);
     ide_bus_set_irq(s->bus);
 }
 

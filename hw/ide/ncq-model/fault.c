@@ -441,8 +441,9 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
 
 /*
  * How long the firmware retries a sector it cannot read or write before
- * it reports the error: SCT Error Recovery Control's limit when the host
- * set one, the drive's own recovery time otherwise (docs/faults.md).
+ * it reports the error: the drive's own recovery time, or SCT Error
+ * Recovery Control's limit when the host set a shorter one
+ * (docs/faults.md).
  */
 int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind)
 {
@@ -455,7 +456,8 @@ int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind)
     } else {
         return 0;
     }
-    return erc ? erc : m->p.recovery_ns;
+    /* the limit cuts the drive's own recovery short, never lengthens it */
+    return erc && erc < m->p.recovery_ns ? erc : m->p.recovery_ns;
 }
 
 void ncq_model_set_erc(NcqModel *m, int64_t read_ns, int64_t write_ns)

@@ -94,6 +94,7 @@ typedef struct NcqDiskProps {
     char *policy;
     char *starvation_timeout;
     char *prio_timeout;
+    char *recovery;         /* unrecoverable sector: the model's recovery */
     uint32_t clustering;
     uint64_t seed;
     char *trace_path;
