@@ -134,6 +134,17 @@ def run(workdir):
             "guest_s": r.guest_s(), "wall_s": r.wall_s}
 
 
+def depth_regime(x, timeout_ms):
+    """A depth's regime: "bounded" when its worst far read completed in
+    under a quarter of the starvation time-out, "starved" when the drive
+    held one for 95 % of it or more, "between" otherwise."""
+    if x["far_host_max_ms"] < timeout_ms / 4:
+        return "bounded"
+    if x["far_drive_max_ms"] >= timeout_ms * 0.95:
+        return "starved"
+    return "between"
+
+
 def check(result):
     fails = []
     t = result["timeout_ms"]
@@ -156,18 +167,26 @@ def check(result):
         if dd[str(d)]["max_queue_len"] > d - 1:
             fails.append(f"depth {d}: {dd[str(d)]['max_queue_len']} "
                          f"commands already queued at an arrival")
-    # At depths 1 and 2 the far read waits in the block layer's FIFO, so
-    # the worst case levels off there: allow 10 % between neighbours.
-    for a, b in zip(ds, ds[1:]):
-        wa, wb = dd[str(a)]["far_host_max_ms"], dd[str(b)]["far_host_max_ms"]
-        if wa > wb * 1.1:
-            fails.append(f"worst far-read completion at depth {a} "
-                         f"({wa:.0f} ms) above depth {b} ({wb:.0f} ms)")
-    lo, hi = dd[str(ds[0])]["far_host_max_ms"], \
-        dd[str(ds[-1])]["far_host_max_ms"]
-    if not lo < hi / 4:
+    # The study: a smaller effective queue depth bounds the worst case.
+    # Asserted as two regimes over the depths, as scenario 5 asserts its
+    # own, not as one worst sample per depth against its neighbour's: at
+    # depths 1 and 2 the far read waits in the block layer's FIFO, and
+    # which of the two draws the longer wait is one sample's luck (it
+    # flipped when an unrelated program in the guest image changed).
+    # bounded: the far read never waits for the starvation time-out;
+    # starved: the drive held it until the time-out.
+    kinds = [depth_regime(dd[str(d)], t) for d in ds]
+    rank = {"bounded": 0, "between": 1, "starved": 2}
+    if any(rank[a] > rank[b] for a, b in zip(kinds, kinds[1:])):
+        fails.append("the worst far-read completion does not grow with the "
+                     "depth: " + ", ".join(f"{d}: {k}"
+                                           for d, k in zip(ds, kinds)))
+    if kinds[0] != "bounded" or kinds[-1] != "starved":
+        lo, hi = dd[str(ds[0])]["far_host_max_ms"], \
+            dd[str(ds[-1])]["far_host_max_ms"]
         fails.append(f"limiting the depth to {ds[0]} does not bound the "
-                     f"worst case: {lo:.0f} ms vs {hi:.0f} ms at {ds[-1]}")
+                     f"worst case: {lo:.0f} ms ({kinds[0]}) vs {hi:.0f} ms "
+                     f"({kinds[-1]}) at {ds[-1]}")
     return fails
 
 

@@ -288,3 +288,26 @@ def test_build_md_qtest_count():
     assert int(m.group(1)) == registered, (
         f"docs/build.md says {m.group(1)} qtest cases in "
         f"tests/qtest/ncq-disk-test.c; the file registers {registered}")
+
+
+def test_device_md_lists_every_built_in_model():
+    meson = read(ROOT / "hw" / "ide" / "ncq-model" / "meson.build")
+    models = set(re.findall(r"'models/([\w-]+)\.ncqm'", meson))
+    assert models, "no model in hw/ide/ncq-model/meson.build"
+    row = re.search(r"^\| `model` \|([^\n]*)$", read(ROOT / "docs" / "device.md"),
+                    re.M)
+    assert row, "docs/device.md: no `model` property row"
+    listed = set(re.findall(r"`([\w-]+)`", row.group(1)))
+    assert models - listed == set(), ("docs/device.md's model row misses "
+                                      + ", ".join(sorted(models - listed)))
+
+
+def test_model_state_md_gives_the_current_version():
+    version = re.search(r"#define NCQ_STATE_VERSION\s+(\d+)",
+                        read(ROOT / "hw" / "ide" / "ncq-model" / "state.c"))
+    said = re.search(r"^\| 8 \| 4 \| version .*currently (\d+)",
+                     read(ROOT / "docs" / "model-state.md"), re.M)
+    assert version and said, "version line not found in state.c or the doc"
+    assert said.group(1) == version.group(1), (
+        f"docs/model-state.md says version {said.group(1)}; state.c has "
+        f"{version.group(1)}")

@@ -181,7 +181,7 @@ static void usage(void)
 "  --model-file PATH     parameter file\n"
 "  --list-models         print built-in model names\n"
 "  --seed N              model and workload seed (default 1)\n"
-"  --policy P            fcfs, sstf, clook, sptf, aged-sptf\n"
+"  --policy P            " NCQ_POLICY_NAMES "\n"
 "  --aging-weight W      aged-sptf weight (dimensionless, e.g. 0.5)\n"
 "  --timeout MS          starvation time-out in ms (0 = none)\n"
 "  --prio-timeout MS     NCQ priority time-out in ms (enables priority)\n"
@@ -247,7 +247,7 @@ static void opt_seed(Opts *o, const char *arg)
 static void opt_policy(Opts *o, const char *arg)
 {
     if (ncq_policy_from_name(arg, &o->policy) < 0) {
-        die("unknown policy '%s' (fcfs, sstf, clook, sptf, aged-sptf)", arg);
+        die("unknown policy '%s' (" NCQ_POLICY_NAMES ")", arg);
     }
     o->set_policy = true;
 }

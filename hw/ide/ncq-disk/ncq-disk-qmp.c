@@ -465,10 +465,14 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
     uint64_t v = 0;
 
     if (k == NCQ_KEY__MAX) {
-        error_setg(errp, "unknown setting '%s'; use policy, aging-weight, "
-                   "starvation-timeout-ns, prio-timeout-ns, honour-prio, "
-                   "clustering, queue-depth, faults, cdl, cdl-read or "
-                   "cdl-write", key);
+        g_autoptr(GString) known = g_string_new(NULL);
+
+        for (k = 0; k < NCQ_KEY__MAX; k++) {
+            g_string_append_printf(known, "%s%s", k == 0 ? "" :
+                                   k == NCQ_KEY__MAX - 1 ? " or " : ", ",
+                                   ncq_disk_keys[k].name);
+        }
+        error_setg(errp, "unknown setting '%s'; use %s", key, known->str);
         return;
     }
     if (k == NCQ_KEY_FAULTS) {

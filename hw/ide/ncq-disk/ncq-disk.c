@@ -34,18 +34,10 @@
 bool ncq_disk_check_policy(const char *name, NcqPolicy *policy,
                            Error **errp)
 {
-    g_autoptr(GString) known = g_string_new(NULL);
-    int i;
-
     if (ncq_policy_from_name(name, policy) == 0) {
         return true;
     }
-    for (i = 0; i < NCQ_POLICY__MAX; i++) {
-        g_string_append_printf(known, "%s%s", i == 0 ? "" :
-                               i == NCQ_POLICY__MAX - 1 ? " or " : ", ",
-                               ncq_policy_name(i));
-    }
-    error_setg(errp, "unknown policy '%s'; use %s", name, known->str);
+    error_setg(errp, "unknown policy '%s'; use %s", name, NCQ_POLICY_NAMES);
     return false;
 }
 
@@ -486,8 +478,8 @@ static const struct {
     { "wwn", "world wide name in IDENTIFY, 64 bits; 0 for none" },
     { "model-file", "a model of your own: path of a .ncqm parameter file "
       "(docs/model.md); give it instead of model" },
-    { "policy", "firmware scheduling: fcfs, sstf, clook, sptf or aged-sptf "
-      "(default: the model's)" },
+    { "policy", "firmware scheduling: " NCQ_POLICY_NAMES
+      " (default: the model's)" },
     { "seed", "seed of the model's generator (spindle phase at power-on, "
       "seek jitter), 64 bits" },
     { "trace", "host file for the per-command trace "

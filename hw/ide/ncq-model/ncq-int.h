@@ -8,6 +8,7 @@
  *   trace-write.c  trace records (uses model.c's names)
  *   model.c        the public API: submit, advance, settings, power loss
  *   sched.c        the firmware: which command or idle work is next
+ *   policy.c       the scheduling policies' operations (ncq_policy_ops)
  *   ssd.c          the SSD back end
  *   wcache.c       write-back cache (NcqWriteCache)
  *   cache.c        read cache and read-ahead (NcqReadCache, NcqReadAhead)
@@ -397,6 +398,55 @@ uint64_t ncq_wcache_power_loss(NcqModel *m, bool destaging);
 /* ssd.c */
 void ncq_ssd_init(NcqModel *m);
 void ncq_ssd_submit(NcqModel *m, NcqSlot *s, int64_t now);
+
+/* The command overhead before a command's seek can start. */
+static inline int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
+{
+    return s->cmd.op == NCQ_OP_WRITE ? m->p.ovh_write_ns :
+           m->p.ovh_read_miss_ns;
+}
+
+/*
+ * An access that starts where the last one ended: its head switch or
+ * single-cylinder seek is the one the media walk makes within an access
+ * (the skews were chosen for it), without a write's extra settle.
+ */
+static inline bool ncq_continues(const NcqModel *m, uint64_t lba)
+{
+    return lba == m->mech.lba_end;
+}
+
+/*
+ * A command that continues the access that just ended and arrived in time
+ * to be chosen and set up while that access ran: it needs no positioning
+ * and no overhead of its own.  Firmware streams such commands; planning
+ * them like any other (overhead first, then wait for the sector just
+ * passed) would cost a revolution each.
+ */
+static inline bool ncq_chained(const NcqModel *m, const NcqSlot *q,
+                               int64_t t)
+{
+    return ncq_continues(m, q->cmd.lba) &&
+           q->c.arrival_ns + ncq_cmd_overhead(m, q) <= t;
+}
+
+/*
+ * policy.c: a scheduling policy's operations (the file's header says
+ * what each does).  Indexed by NcqPolicy; every row has all of them.
+ */
+typedef struct NcqPolicyOps {
+    const char *name;               /* as parameter files and -device say */
+    const char *const *aliases;     /* other names it answers to, or NULL */
+    /* which of @ncand >= 2 candidate slots goes next */
+    int (*pick)(const NcqModel *m, int64_t t, const int *cand, int ncand,
+                NcqReason *reason, int64_t *decide_ns);
+    /* which dirty extent (index into m->wc.dirty) is destaged next */
+    int (*destage)(const NcqModel *m, int64_t t);
+    /* a read-ahead stream serves only the oldest queued command */
+    bool stream_oldest_only;
+} NcqPolicyOps;
+
+extern const NcqPolicyOps ncq_policy_ops[NCQ_POLICY__MAX];
 
 /* sched.c */
 void ncq_sched_init(NcqModel *m);

@@ -141,32 +141,6 @@ static const char *const ncq_required[] = {
     "drive.name", "drive.model", "drive.kind", "drive.capacity",
 };
 
-static const char *const ncq_policy_names[NCQ_POLICY__MAX] = {
-    "fcfs", "sstf", "clook", "sptf", "aged-sptf",
-};
-
-const char *ncq_policy_name(NcqPolicy p)
-{
-    return (unsigned)p < NCQ_POLICY__MAX ? ncq_policy_names[p] : "?";
-}
-
-int ncq_policy_from_name(const char *s, NcqPolicy *out)
-{
-    int i;
-
-    for (i = 0; i < NCQ_POLICY__MAX; i++) {
-        if (!strcmp(s, ncq_policy_names[i])) {
-            *out = (NcqPolicy)i;
-            return 0;
-        }
-    }
-    if (!strcmp(s, "asptf") || !strcmp(s, "satf")) {
-        *out = !strcmp(s, "satf") ? NCQ_POLICY_SPTF : NCQ_POLICY_ASPTF;
-        return 0;
-    }
-    return NCQ_ERR_INVAL;
-}
-
 /* "123.456" as value * 10^9 (ncq_parse_decimal); 0 or -1. */
 static int ncq_param_fixed(const char *s, int64_t *out)
 {
@@ -250,7 +224,7 @@ static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
         return 0;
     case KT_POLICY:
         if (ncq_policy_from_name(val, &p->policy) < 0) {
-            *why = "expected fcfs, sstf, clook, sptf or aged-sptf";
+            *why = "expected " NCQ_POLICY_NAMES;
             return -1;
         }
         return 0;

@@ -1,7 +1,8 @@
 /*
- * ncq-model: firmware queue and scheduler (FCFS, SSTF, C-LOOK, SPTF, aged
- * SPTF), starvation and priority time-outs, in-queue clustering, and the
- * mechanism's idle work (read-ahead, destage).
+ * ncq-model: firmware queue and scheduler: starvation and priority
+ * time-outs, in-queue clustering, and the mechanism's idle work
+ * (read-ahead, destage); the choice among the candidates is the policy's
+ * (policy.c).
  *
  * Decisions happen only when the mechanism becomes free or when a command
  * arrives at an idle mechanism, so their times do not depend on how the
@@ -39,12 +40,6 @@ typedef struct NcqAccessTime {
 void ncq_sched_init(NcqModel *m)
 {
     m->sched.pf_cutoff = INT64_MAX;
-}
-
-static int64_t ncq_cmd_overhead(const NcqModel *m, const NcqSlot *s)
-{
-    return s->cmd.op == NCQ_OP_WRITE ? m->p.ovh_write_ns :
-           m->p.ovh_read_miss_ns;
 }
 
 static bool ncq_starving(const NcqModel *m, int64_t t)
@@ -130,110 +125,6 @@ static int ncq_pick_candidates(const NcqModel *m, int *cand, bool *any_low)
     return ncand;
 }
 
-static int ncq_pick_sstf(const NcqModel *m, const int *cand, int ncand)
-{
-    uint32_t bd = UINT32_MAX, cyl = m->mech.cyl;
-    int i, best = -1;
-
-    for (i = 0; i < ncand; i++) {
-        uint32_t c = m->q.slot[cand[i]].tgt.ph.cyl;
-        uint32_t d = c > cyl ? c - cyl : cyl - c;
-
-        if (d < bd) {
-            bd = d;
-            best = cand[i];
-        }
-    }
-    return best;
-}
-
-/* The lowest LBA at or after the head's, else the lowest of all. */
-static int ncq_pick_clook(const NcqModel *m, const int *cand, int ncand)
-{
-    int i, best = -1, wrap = -1;
-
-    for (i = 0; i < ncand; i++) {
-        const NcqSlot *q = &m->q.slot[cand[i]];
-
-        if (q->cmd.lba >= m->mech.lba_end) {
-            if (best < 0 || q->cmd.lba < m->q.slot[best].cmd.lba) {
-                best = cand[i];
-            }
-        } else if (wrap < 0 || q->cmd.lba < m->q.slot[wrap].cmd.lba) {
-            wrap = cand[i];
-        }
-    }
-    return best < 0 ? wrap : best;
-}
-
-/*
- * An access that starts where the last one ended: its head switch or
- * single-cylinder seek is the one the media walk makes within an access
- * (the skews were chosen for it), without a write's extra settle.
- */
-static bool ncq_continues(const NcqModel *m, uint64_t lba)
-{
-    return lba == m->mech.lba_end;
-}
-
-/*
- * A command that continues the access that just ended and arrived in time
- * to be chosen and set up while that access ran: it needs no positioning
- * and no overhead of its own.  Firmware streams such commands; planning
- * them like any other (overhead first, then wait for the sector just
- * passed) would cost a revolution each.
- */
-static bool ncq_chained(const NcqModel *m, const NcqSlot *q, int64_t t)
-{
-    return ncq_continues(m, q->cmd.lba) &&
-           q->c.arrival_ns + ncq_cmd_overhead(m, q) <= t;
-}
-
-/* Shortest positioning time, less an age credit under aged SPTF. */
-static int ncq_pick_sptf(const NcqModel *m, int64_t t, const int *cand,
-                         int ncand, NcqReason *reason, int64_t *decide_ns)
-{
-    int64_t dec = m->p.sched_eval_ns * ncand;
-    int64_t be = INT64_MAX, bp = INT64_MAX;
-    /* aged SPTF: credit = weight * age = age_us * weight_milli */
-    int64_t w = m->s.policy == NCQ_POLICY_ASPTF ? m->s.aging_weight_milli :
-                0;
-    int i, best = -1, best_pure = -1;
-    NcqMechState rd, wr;
-    NcqPosTime pt;
-
-    /* where the head is when the seek can start, per op type */
-    rd = ncq_mech_state_at(m, t + dec + m->p.ovh_read_miss_ns);
-    wr = rd;
-    wr.angle = ncq_rot_advance(m, rd.angle,
-                               m->p.ovh_write_ns - m->p.ovh_read_miss_ns);
-    *decide_ns = dec;
-    for (i = 0; i < ncand; i++) {
-        const NcqSlot *q = &m->q.slot[cand[i]];
-        int64_t pos = ncq_chained(m, q, t) ? 0 :
-                      ncq_pos_plan(m, q->tgt.write ? wr : rd, &q->tgt, &pt);
-        int64_t eff = pos;
-
-        if (pos < bp) {
-            bp = pos;
-            best_pure = cand[i];
-        }
-        if (w) {
-            int64_t age_us = (t - q->c.arrival_ns) / 1000;
-
-            eff -= age_us > INT64_MAX / 4 / w ? INT64_MAX / 4 : age_us * w;
-        }
-        if (eff < be) {
-            be = eff;
-            best = cand[i];
-        }
-    }
-    if (best != best_pure && *reason == NCQ_REASON_POLICY) {
-        *reason = NCQ_REASON_AGED;
-    }
-    return best;
-}
-
 NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
                            int64_t *decide_ns)
 {
@@ -263,62 +154,14 @@ NCQ_HOT int ncq_sched_pick(NcqModel *m, int64_t t, NcqReason *reason,
     if (ncand == 1) {
         return cand[0];
     }
-    switch (m->s.policy) {
-    case NCQ_POLICY_FCFS:
-        return cand[0];
-    case NCQ_POLICY_SSTF:
-        return ncq_pick_sstf(m, cand, ncand);
-    case NCQ_POLICY_CLOOK:
-        return ncq_pick_clook(m, cand, ncand);
-    default:
-        return ncq_pick_sptf(m, t, cand, ncand, reason, decide_ns);
-    }
-}
-
-/* The dirty extent to destage next: by positioning time, or C-LOOK. */
-static int ncq_destage_pick(const NcqModel *m, int64_t t)
-{
-    const NcqWriteCache *wc = &m->wc;
-    int i, best = -1, wrap = -1;
-
-    if (m->s.policy == NCQ_POLICY_SPTF || m->s.policy == NCQ_POLICY_ASPTF) {
-        /* the firmware destages by positioning time too */
-        int64_t bp = INT64_MAX;
-        NcqMechState from;
-        NcqTarget to;
-        NcqPosTime pt;
-
-        from = ncq_mech_state_at(m, t);
-        for (i = 0; i < wc->ndirty; i++) {
-            int64_t pos;
-
-            ncq_target_of(m, wc->dirty[i].lba, true, &to);
-            pos = ncq_pos_plan(m, from, &to, &pt);
-            if (pos < bp) {
-                bp = pos;
-                best = i;
-            }
-        }
-        return best;
-    }
-    for (i = 0; i < wc->ndirty; i++) {
-        uint64_t l = wc->dirty[i].lba;
-
-        if (l >= m->mech.lba_end) {
-            if (best < 0 || l < wc->dirty[best].lba) {
-                best = i;
-            }
-        } else if (wrap < 0 || l < wc->dirty[wrap].lba) {
-            wrap = i;
-        }
-    }
-    return best < 0 ? wrap : best;
+    return ncq_policy_ops[m->s.policy].pick(m, t, cand, ncand, reason,
+                                            decide_ns);
 }
 
 /* Start one destage access of dirty data. */
 static void ncq_start_destage(NcqModel *m, int64_t t)
 {
-    int best = ncq_destage_pick(m, t);
+    int best = ncq_policy_ops[m->s.policy].destage(m, t);
     uint64_t lba = m->wc.dirty[best].lba;
     uint32_t n = m->wc.dirty[best].n < NCQ_DESTAGE_MAX ?
                  m->wc.dirty[best].n : NCQ_DESTAGE_MAX;
@@ -632,7 +475,8 @@ static int ncq_stream_pick(const NcqModel *m, int64_t t, int sg)
         best = idx;
     }
     if (best < 0 ||
-        (s->policy == NCQ_POLICY_FCFS && best != m->q.order[0])) {
+        (ncq_policy_ops[s->policy].stream_oldest_only &&
+         best != m->q.order[0])) {
         return -1;
     }
     if (s->honour_prio && !m->q.slot[best].cmd.prio) {

@@ -62,6 +62,12 @@ typedef enum NcqPolicy {
     NCQ_POLICY__MAX = 5,
 } NcqPolicy;
 
+/*
+ * The policies' names in enum order, as messages and help texts list
+ * them; tests/unit/test-policy.c checks it against ncq_policy_ops[].
+ */
+#define NCQ_POLICY_NAMES "fcfs, sstf, clook, sptf or aged-sptf"
+
 /* Why the firmware picked a command. */
 typedef enum NcqReason {
     NCQ_REASON_POLICY = 0,    /* the policy's choice */

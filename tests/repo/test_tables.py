@@ -1,0 +1,64 @@
+"""Lists that copy one of the project's tables must agree with it.
+
+The scheduling policies' table is ncq_policy_ops[] in
+hw/ide/ncq-model/policy.c (tests/unit/test-policy.c checks the C side:
+NCQ_POLICY_NAMES, the parser).  Every other place that names the policies
+is checked here: forgetting one when a policy is added fails this test.
+"""
+import re
+
+from repopaths import ROOT
+
+
+def policy_rows():
+    """[(name, [aliases])] in table order, read from policy.c."""
+    text = (ROOT / "hw/ide/ncq-model/policy.c").read_text()
+    aliases = {m.group(1): re.findall(r'"([^"]+)"', m.group(2))
+               for m in re.finditer(
+                   r"static const char \*const (\w+)\[\] = \{([^}]*)\}",
+                   text)}
+    table = text[text.index("ncq_policy_ops[NCQ_POLICY__MAX] = {"):]
+    rows = []
+    for row in re.finditer(r"\[NCQ_POLICY_\w+\] = \{(.*?)\n    \}", table,
+                           re.S):
+        name = re.search(r'\.name = "([^"]+)"', row.group(1)).group(1)
+        al = re.search(r"\.aliases = (\w+)", row.group(1))
+        rows.append((name, aliases[al.group(1)] if al else []))
+    return rows
+
+
+def names():
+    return [n for n, _ in policy_rows()]
+
+
+def test_table_read():
+    assert names()[0] == "fcfs" and len(names()) >= 5, policy_rows()
+
+
+def test_python_tools_list_every_policy():
+    for path in ("scripts/check-unchanged.py", "guest-tests/ncqsoak.py"):
+        text = (ROOT / path).read_text()
+        m = re.search(r"^POLICIES = \(([^)]*)\)", text, re.M)
+        assert m, f"{path}: no POLICIES = (...) line"
+        listed = re.findall(r'"([^"]+)"', m.group(1))
+        assert listed == names(), f"{path}: POLICIES {listed}, the table " \
+            f"(hw/ide/ncq-model/policy.c) has {names()}"
+
+
+def test_qapi_documents_every_policy():
+    text = (ROOT / "qapi/ncq-disk.json").read_text()
+    m = re.search(r"^# @policy: (\"[^\n]*)$", text, re.M)
+    assert m, "qapi/ncq-disk.json: no '# @policy: \"...' line"
+    listed = re.findall(r'"([^"]+)"', m.group(1))
+    assert listed == names(), f"qapi/ncq-disk.json @policy lists {listed}"
+
+
+def test_docs_tables_list_every_policy():
+    for path, pattern in (
+            ("docs/device.md", r"^\| `policy` \|[^|]*\|([^\n]*)$"),
+            ("docs/ncq-sim.md", r"^\| `--policy P` \|([^\n]*)$"),
+            ("docs/model.md", r"policy \((`[^)]*)\)")):
+        m = re.search(pattern, (ROOT / path).read_text(), re.M)
+        assert m, f"{path}: the policy list is gone ({pattern})"
+        listed = re.findall(r"`([a-z-]+)`", m.group(1))
+        assert listed == names(), f"{path}: lists {listed}"
