@@ -88,6 +88,7 @@ static void ncq_disk_sct_status(NcqDisk *d, uint8_t *buf)
 {
     NcqSmart *sm = &d->smart.st;
     bool failing;
+    int32_t t;
 
     ncq_smart_update(sm, d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     failing = ncq_smart_failing(sm, d->model);
@@ -99,11 +100,13 @@ static void ncq_disk_sct_status(NcqDisk *d, uint8_t *buf)
     stw_le_p(buf + 14, d->sct.status);
     stw_le_p(buf + 16, d->sct.action);
     stw_le_p(buf + 18, d->sct.function);
-    buf[200] = (int8_t)ncq_smart_temperature(sm);
-    buf[201] = (int8_t)sm->temp_min;
-    buf[202] = (int8_t)sm->temp_max;
-    buf[203] = (int8_t)sm->life_min;
-    buf[204] = (int8_t)sm->life_max;
+    /* the model keeps the extremes at each change of activity: now too */
+    t = ncq_smart_temperature(sm);
+    buf[200] = (int8_t)t;
+    buf[201] = (int8_t)MIN(sm->temp_min, t);
+    buf[202] = (int8_t)MAX(sm->temp_max, t);
+    buf[203] = (int8_t)MIN(sm->life_min, t);
+    buf[204] = (int8_t)MAX(sm->life_max, t);
     buf[205] = SCT_MAX_OP_TEMP;
     /* over/under limit counts (206-213): 0, the drive never leaves 0-60 */
     /* SMART RETURN STATUS's LBA mid/high */
