@@ -36,7 +36,7 @@ static const struct {
     { 2, 0x85800501be3984cfULL },   /* issue 13 */
     { 3, 0x697d979855d34110ULL },   /* issue 15: Command Duration Limits */
     { 4, 0xa1aca85f4fbeed79ULL },   /* issue 17: the corrupt fault */
-    { 5, 0x2411a7f96352c8c1ULL },   /* issue 26: recovery_ns, SCT ERC */
+    { 5, 0x008b599fe8e811e9ULL },   /* issue 26: recovery, SCT ERC */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

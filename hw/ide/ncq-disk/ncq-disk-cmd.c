@@ -256,6 +256,10 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     if (ncq_disk_refuse(d, s, complete)) {
         return true;
     }
+    if (ncq_disk_sct_park(d, cmd)) {
+        *complete = false;      /* busy until the firmware's retries end */
+        return true;
+    }
     if (c->flags & NCQ_CMD_LOG) {
         *complete = ncq_disk_read_log(d, s);
         return true;

@@ -17,6 +17,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/timer.h"
 #include "migration/vmstate.h"
 #include "../ide-internal.h"
 #include "hw/ide/ncq-disk.h"
@@ -235,6 +236,73 @@ bool ncq_disk_sct_is_log(uint8_t log)
     return log == LOG_SCT_STATUS;
 }
 
+/*
+ * A non-queued command arriving while the firmware retries a sector it
+ * cannot read or write (ncq_model_recovery_until()) waits until the
+ * retries end: the drive stays busy, as a desktop drive in deep recovery
+ * "fails to respond" (docs/faults.md).  True if @cmd is parked.
+ */
+bool ncq_disk_sct_park(NcqDisk *d, uint8_t cmd)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int64_t until;
+
+    if (d->sct.releasing || !d->prop.timing || !d->model) {
+        return false;
+    }
+    until = ncq_model_recovery_until(d->model);
+    if (until <= now) {
+        return false;
+    }
+    d->sct.parked = true;
+    d->sct.parked_cmd = cmd;
+    timer_mod(d->sct.wake, until);
+    return true;
+}
+
+/* The retries have ended: the parked command runs as if it came now. */
+static void ncq_disk_sct_wake(void *opaque)
+{
+    NcqDisk *d = opaque;
+    IDEState *s = ncq_disk_state(d);
+    int64_t until = ncq_model_recovery_until(d->model);
+
+    if (!d->sct.parked) {
+        return;
+    }
+    if (until > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+        timer_mod(d->sct.wake, until);      /* after a load: not yet */
+        return;
+    }
+    d->sct.parked = false;
+    s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
+    d->sct.releasing = true;
+    ide_bus_exec_cmd(s->bus, d->sct.parked_cmd);
+    d->sct.releasing = false;
+}
+
+/* A reset or a port stop: the parked command is gone, no completion */
+void ncq_disk_sct_drop(NcqDisk *d)
+{
+    d->sct.parked = false;
+    if (d->sct.wake) {
+        timer_del(d->sct.wake);
+    }
+}
+
+void ncq_disk_sct_init(NcqDisk *d)
+{
+    d->sct.wake = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_sct_wake, d);
+}
+
+void ncq_disk_sct_cleanup(NcqDisk *d)
+{
+    if (d->sct.wake) {
+        timer_free(d->sct.wake);
+        d->sct.wake = NULL;
+    }
+}
+
 /* Power on: the limits take their power-on values */
 void ncq_disk_sct_reset(NcqDisk *d)
 {
@@ -247,7 +315,13 @@ void ncq_disk_sct_reset(NcqDisk *d)
 
 static int ncq_disk_sct_post_load(void *opaque, int version_id)
 {
-    ncq_disk_sct_apply(opaque);
+    NcqDisk *d = opaque;
+
+    ncq_disk_sct_apply(d);
+    if (d->sct.parked) {
+        /* the model's state may load after this: look again at once */
+        timer_mod(d->sct.wake, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
     return 0;
 }
 
@@ -256,7 +330,8 @@ static bool ncq_disk_sct_needed(void *opaque)
     NcqDisk *d = opaque;
 
     return d->sct.erc[0] || d->sct.erc[1] || d->sct.erc_power_on[0] ||
-           d->sct.erc_power_on[1] || d->sct.status || d->sct.action;
+           d->sct.erc_power_on[1] || d->sct.status || d->sct.action ||
+           d->sct.parked;
 }
 
 /* The limits and the last command's status travel with the drive. */
@@ -272,6 +347,8 @@ const VMStateDescription vmstate_ncq_disk_sct = {
         VMSTATE_UINT16(sct.status, NcqDisk),
         VMSTATE_UINT16(sct.action, NcqDisk),
         VMSTATE_UINT16(sct.function, NcqDisk),
+        VMSTATE_BOOL(sct.parked, NcqDisk),
+        VMSTATE_UINT8(sct.parked_cmd, NcqDisk),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -262,6 +262,8 @@ struct NcqModel {
      * drive's recovery_ns applies); not state: the device keeps them
      */
     int64_t erc_read_ns, erc_write_ns;
+    /* the firmware's retries of a bad sector end then (fault.c) */
+    int64_t recover_until;
 };
 
 /* What a command's fault rules decided at submit (fault.c). */
@@ -305,6 +307,8 @@ int64_t ncq_cdl_mech_end(const NcqModel *m, const int *members, int n,
 
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate);
 int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind);
+void ncq_fault_note_recovery(NcqModel *m, const int *members, int n,
+                             int64_t end);
 int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 
 /* layout.c */

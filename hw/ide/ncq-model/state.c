@@ -56,7 +56,8 @@
  *              corrupt_seed; a fault rule's healed and seed
  *   v5 (issue 26, SCT error recovery control): the parameters'
  *              recovery_ns in the fingerprint (the ERC limits are the
- *              device's state, not the model's)
+ *              device's state, not the model's); the mechanism's
+ *              recover_until
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -640,6 +641,9 @@ static void ncq_vis_mech(NcqVis *v, NcqModel *m)
     ncq_vis_u64(v, "last_lba_end", &m->mech.lba_end);
     ncq_vis_i64(v, "bus_free", &m->mech.bus_free);
     ncq_vis_i64(v, "plan_cutoff", &m->sched.plan_cutoff);
+    if (v->version >= 5) {
+        ncq_vis_i64(v, "recover_until", &m->recover_until);
+    }
 }
 
 static void ncq_vis_readahead(NcqVis *v, NcqModel *m)

@@ -163,6 +163,14 @@ typedef struct NcqDiskSct {
     uint16_t erc_power_on[2];   /* what a power-on sets them to */
     uint16_t status;            /* the last SCT command's extended status */
     uint16_t action, function;  /* ...its action and function codes */
+    /*
+     * A non-queued command that arrived while the firmware retries a bad
+     * sector: it waits (BSY) until the retries end (docs/faults.md)
+     */
+    bool parked;
+    uint8_t parked_cmd;
+    bool releasing;             /* the parked command runs now */
+    QEMUTimer *wake;
 } NcqDiskSct;
 
 struct NcqDisk {
@@ -299,5 +307,9 @@ bool ncq_disk_sct_log_page(NcqDisk *d, uint8_t log, uint16_t page,
 void ncq_disk_sct_log_directory(NcqDisk *d, uint8_t *buf);
 bool ncq_disk_sct_write_log(NcqDisk *d, IDEState *s, uint32_t count);
 void ncq_disk_sct_reset(NcqDisk *d);
+void ncq_disk_sct_init(NcqDisk *d);
+void ncq_disk_sct_cleanup(NcqDisk *d);
+bool ncq_disk_sct_park(NcqDisk *d, uint8_t cmd);
+void ncq_disk_sct_drop(NcqDisk *d);
 
 #endif

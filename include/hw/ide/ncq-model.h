@@ -459,6 +459,11 @@ const char *ncq_fault_kind_name(NcqFaultKind k);
  * parameters' recovery_ns applies.  Commands arriving later see it.
  */
 void ncq_model_set_erc(NcqModel *m, int64_t read_ns, int64_t write_ns);
+/*
+ * When the firmware's retries of a sector it cannot read or write end
+ * (they go on across a reset); in the past when none runs
+ */
+int64_t ncq_model_recovery_until(const NcqModel *m);
 /* Append a rule (counters reset); its index, or NCQ_ERR_* with @err. */
 int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
                         char *err, size_t errlen);
