@@ -440,6 +440,12 @@ static void test_recovery(void)
     CHECK_EQ(c.fault, NCQ_FAULT_UNC);
     unc = c.complete_ns;
     CHECK_EQ(unc - good, 150000000000LL);
+    /* the firmware was taken up until then */
+    CHECK(ncq_model_recovery_until(base) < good, "no recovery: %lld",
+          (long long)ncq_model_recovery_until(base));
+    CHECK(ncq_model_recovery_until(m) >= unc - 1000000 &&
+          ncq_model_recovery_until(m) <= unc + 1000000, "recovery ends %lld",
+          (long long)ncq_model_recovery_until(m));
     /* 7 s of ERC, both limits */
     t0 = unc + 1000000000;
     ncq_model_set_erc(m, 7000000000LL, 7000000000LL);
