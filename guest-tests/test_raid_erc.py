@@ -155,6 +155,9 @@ def test_member_without_erc_failed(run):
                      "device", res.dmesg)
     took = _took(res, 0)
     print(f"md0 (no ERC): the raw read took {took:.2f} s of guest time")
+    print("\n".join(ln for ln in res.dmesg.splitlines()
+                    if re.search(rf"{port}\.00: (disable|failed to)|"
+                                 r"md/raid1:md0: Disk failure", ln)))
     assert took >= 30, took
     rec = ncqmd.read_record(res, "after-md0")
     assert rec["sysfs"]["degraded"] == "1"
