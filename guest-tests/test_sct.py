@@ -20,7 +20,9 @@ RECOVERY_S = 150        # the drive's own recovery (property recovery=)
 SCRIPT = rf"""
 smartctl -l scterc /dev/sda >/results/erc0.txt
 smartctl -l scttempsts --json /dev/sda >/results/temp.json
-smartctl -l scttempsts /dev/sda >/results/temp.txt
+sleep 300
+smartctl -l scttemp /dev/sda >/results/temp.txt
+smartctl -l scttemp --json /dev/sda >/results/hist.json
 smartctl -l scterc,70,70 /dev/sda >/results/erc-set.txt
 echo "set status $?"
 smartctl -l scterc /dev/sda >/results/erc1.txt
@@ -31,6 +33,7 @@ echo "read status $?"
 t1=$(cut -d' ' -f1 /proc/uptime)
 echo "read ms $(echo "$t0 $t1" | awk '{{printf "%d", ($2 - $1) * 1000}}')"
 smartctl -x /dev/sda >/results/x.txt
+echo "x status $?"
 smartctl -l scterc,5,5 /dev/sda >/results/erc-low.txt
 echo "low status $?"
 smartctl -l scterc /dev/sda >/results/erc2.txt
@@ -75,6 +78,23 @@ def test_sct_status_temperatures(run):
     assert "not supported" not in _text(res, "temp.txt")
 
 
+def test_sct_temperature_history(run):
+    """smartctl -l scttemp: an entry a minute since power-on, 5 minutes
+    after the status above."""
+    res, _ = run
+    doc = json.loads(res.files["hist.json"])
+    hist = doc["ata_sct_temperature_history"]
+    assert hist["version"] == 2
+    assert hist["sampling_period_minutes"] == 1
+    assert hist["logging_interval_minutes"] == 1
+    assert hist["size"] == 128
+    table = [t for t in hist["table"] if t is not None]
+    assert len(table) >= 5, hist
+    assert all(20 <= t <= 45 for t in table), table
+    assert "SCT Temperature History Version:     2" in \
+        _text(res, "temp.txt")
+
+
 def test_erc_set_and_read_back(run):
     res, steps = run
     assert steps["set status"] == "0", _text(res, "erc-set.txt")
@@ -109,12 +129,14 @@ def test_timer_below_minimum_refused(run):
 
 
 def test_x_claims_only_what_it_serves(run):
-    res, _ = run
+    res, steps = run
     txt = _text(res, "x.txt")
     assert "SCT Status Version:" in txt and "SCT Error Recovery Control:" \
         in txt, txt
-    # word 206 claims SCT and ERC, not data tables or feature control
+    assert "SCT Temperature History Version:" in txt
+    # word 206 claims SCT, ERC and data tables: nothing of them missing,
+    # no command failed (exit status bit 2)
     bad = [ln for ln in txt.splitlines() if "not supported" in ln and
-           ln.startswith("SCT") and
-           not ln.startswith("SCT Data Table command not supported")]
+           ln.startswith("SCT")]
     assert not bad, bad
+    assert not int(steps["x status"]) & 0x04, steps

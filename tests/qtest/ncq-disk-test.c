@@ -2056,6 +2056,7 @@ static void test_fault_qmp(void)
 #define SMART_WRITE_LOG     0xd6
 #define SMART_KEY_LBA       0xc24f00
 #define LOG_SCT             0xe0
+#define LOG_SCT_DATA        0xe1
 #define SCT_ERC             3
 
 static void system_reset(QTestState *qts);
@@ -2167,12 +2168,15 @@ static void test_sct_status(void)
     int64_t temp;
 
     ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
-    g_assert_cmphex(le16_to_cpu(id[206]), ==, 0x0009);
+    /* SCT, Error Recovery Control, Data Tables */
+    g_assert_cmphex(le16_to_cpu(id[206]), ==, 0x0029);
     g_assert_cmphex(ncq_smart_log(ahci, port, false, 0x00, 1, dir,
                                   sizeof(dir), &ret), ==, 0);
     g_assert_cmpuint(lduw_le_p(dir + 2 * LOG_SCT), ==, 1);
+    g_assert_cmpuint(lduw_le_p(dir + 2 * LOG_SCT_DATA), ==, 1);
     ncq_read_log(ahci, port, 0x00, 0, dir);
     g_assert_cmpuint(lduw_le_p(dir + 2 * LOG_SCT), ==, 1);
+    g_assert_cmpuint(lduw_le_p(dir + 2 * LOG_SCT_DATA), ==, 1);
 
     qtest_clock_step(ahci->parent->qts, 600 * 1000 * FAULT_MS);
     sct_status(ahci, port, st);
@@ -2193,6 +2197,23 @@ static void test_sct_status(void)
     /* the same through READ LOG EXT */
     ncq_read_log(ahci, port, LOG_SCT, 0, dir);
     g_assert_cmpmem(dir, 200, st, 200);
+    /* E1h holds nothing before a Data Table command: 000Bh */
+    g_assert_cmphex(ncq_smart_log(ahci, port, false, LOG_SCT_DATA, 1, dir,
+                                  sizeof(dir), &ret), ==, ATA_ERR_ABRT);
+    check_sct_last(ahci, port, 0x000b, 0, 0);
+
+    /* the temperature history: an entry a minute, 10 minutes so far */
+    g_assert_cmphex(sct_command(ahci, port, 5, 1, 2, 0, &ret), ==, 0);
+    g_assert_cmphex(ncq_smart_log(ahci, port, false, LOG_SCT_DATA, 1, dir,
+                                  sizeof(dir), &ret), ==, 0);
+    check_sct_last(ahci, port, 0, 5, 1);
+    g_assert_cmpuint(lduw_le_p(dir), ==, 2);            /* version */
+    g_assert_cmpuint(lduw_le_p(dir + 2), ==, 1);        /* sampling, min */
+    g_assert_cmpuint(lduw_le_p(dir + 4), ==, 1);        /* interval, min */
+    g_assert_cmpuint(lduw_le_p(dir + 30), ==, 128);     /* entries */
+    g_assert_cmpuint(lduw_le_p(dir + 32), ==, 10);      /* the 11th */
+    g_assert_cmpint((int8_t)dir[34 + 10], ==, temp);
+    g_assert_cmpint((int8_t)dir[34 + 11], ==, -128);    /* none yet */
     ncq_shutdown(ahci);
 }
 
@@ -2250,7 +2271,9 @@ static void test_sct_bad_input(void)
         uint16_t action, function, selection, limit, status;
     } bad[] = {
         { 0x0099, 1, 1, 70, 0x0010 },   /* unknown action code */
-        { 5, 1, 2, 0, 0x0010 },         /* Data Tables: not offered */
+        { 4, 2, 3, 0, 0x0010 },         /* Feature Control: not offered */
+        { 5, 2, 2, 0, 0x0001 },         /* Data Tables: no such function */
+        { 5, 1, 7, 0, 0x0011 },         /* ...nor table */
         { SCT_ERC, 9, 1, 70, 0x0004 },  /* unknown ERC function */
         { SCT_ERC, 0, 1, 70, 0x0004 },
         { SCT_ERC, 1, 3, 70, 0x0005 },  /* unknown timer */

@@ -23,10 +23,12 @@
 #include "hw/ide/ncq-disk.h"
 
 #define LOG_SCT_STATUS              0xe0
+#define LOG_SCT_DATA                0xe1
 
 /* IDENTIFY word 206: SCT Command Transport and the actions it offers */
 #define SCT_ID_SUPPORTED            (1 << 0)
 #define SCT_ID_ERC                  (1 << 3)
+#define SCT_ID_DATA_TABLE           (1 << 5)
 
 /* SCT status: format version 3 (ACS-3 table 189), SCT spec level 1 */
 #define SCT_FORMAT_VERSION          3
@@ -36,6 +38,15 @@
 
 /* Action codes (ACS-3 table 184) */
 #define SCT_ACTION_ERC              3
+#define SCT_ACTION_DATA_TABLE       5
+
+/* Data Tables: read (function 1) the HDA temperature history (table 2) */
+#define SCT_TABLE_READ              1
+#define SCT_TABLE_TEMP_HISTORY      2
+#define SCT_HIST_VERSION            2
+#define SCT_HIST_MIN                1       /* sampling and logging */
+#define SCT_HIST_INVALID            (-128)
+#define NS_PER_MIN                  (60 * NANOSECONDS_PER_SECOND)
 
 /* Error Recovery Control function and selection codes (ACS-4 table 201) */
 #define ERC_SET                     1
@@ -51,12 +62,15 @@
  * makers' manuals, e.g. Fujitsu MHW2xxxBS table 5.26)
  */
 #define SCT_OK                      0x0000
+#define SCT_BAD_FUNCTION            0x0001
 #define SCT_COUNT_OVERFLOW          0x0003
 #define SCT_BAD_ERC_FUNCTION        0x0004
 #define SCT_BAD_ERC_SELECTION       0x0005
 #define SCT_READ_TIMER_TOO_LOW      0x0006
 #define SCT_WRITE_TIMER_TOO_LOW     0x0007
+#define SCT_NO_COMMAND              0x000b
 #define SCT_BAD_ACTION              0x0010
+#define SCT_BAD_TABLE               0x0011
 
 /*
  * The smallest limit the drive takes (ACS-4's "minimum supported ERC
@@ -81,7 +95,53 @@ static void ncq_disk_sct_apply(NcqDisk *d)
 /* IDENTIFY word 206 */
 void ncq_disk_sct_identify(NcqDisk *d, uint16_t *words)
 {
-    stw_le_p(&words[206], SCT_ID_SUPPORTED | SCT_ID_ERC);
+    stw_le_p(&words[206], SCT_ID_SUPPORTED | SCT_ID_ERC | SCT_ID_DATA_TABLE);
+}
+
+/*
+ * The temperature history: an entry a minute since power-on.  The model
+ * computes the temperature when asked, not on a timer, so the entries
+ * due since the last look take the temperature of this look.
+ */
+static void ncq_disk_sct_sample(NcqDisk *d)
+{
+    NcqDiskSct *t = &d->sct;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint8_t temp;
+    int n = 0;
+
+    if (now < t->hist_next_ns) {
+        return;
+    }
+    ncq_smart_update(&d->smart.st, d->model, now);
+    temp = (int8_t)ncq_smart_temperature(&d->smart.st);
+    while (t->hist_next_ns <= now && n++ < ARRAY_SIZE(t->hist)) {
+        t->hist_index = (t->hist_index + 1) % ARRAY_SIZE(t->hist);
+        t->hist[t->hist_index] = temp;
+        t->hist_next_ns += SCT_HIST_MIN * NS_PER_MIN;
+    }
+    if (t->hist_next_ns <= now) {
+        /* a gap longer than the table: start the count from now */
+        t->hist_next_ns = now + SCT_HIST_MIN * NS_PER_MIN;
+    }
+}
+
+/* Log E1h after a Data Table command: the temperature history table */
+static void ncq_disk_sct_history(NcqDisk *d, uint8_t *buf)
+{
+    NcqDiskSct *t = &d->sct;
+
+    ncq_disk_sct_sample(d);
+    stw_le_p(buf, SCT_HIST_VERSION);
+    stw_le_p(buf + 2, SCT_HIST_MIN);        /* sampling period */
+    stw_le_p(buf + 4, SCT_HIST_MIN);        /* logging interval */
+    buf[6] = SCT_MAX_OP_TEMP;               /* max recommended */
+    buf[7] = SCT_MAX_OP_TEMP;               /* max limit */
+    buf[8] = 0;                             /* min recommended */
+    buf[9] = 0;                             /* min limit */
+    stw_le_p(buf + 30, ARRAY_SIZE(t->hist));
+    stw_le_p(buf + 32, t->hist_index);
+    memcpy(buf + 34, t->hist, sizeof(t->hist));
 }
 
 /* Log E0h read: the SCT status (ACS-3 table 189, ACS-4 table 194) */
@@ -118,18 +178,45 @@ static void ncq_disk_sct_status(NcqDisk *d, uint8_t *buf)
 bool ncq_disk_sct_log_page(NcqDisk *d, uint8_t log, uint16_t page,
                            uint8_t *buf)
 {
-    if (log != LOG_SCT_STATUS || page) {
+    if (page) {
         return false;
     }
     memset(buf, 0, 512);
-    ncq_disk_sct_status(d, buf);
+    if (log == LOG_SCT_STATUS) {
+        ncq_disk_sct_sample(d);
+        ncq_disk_sct_status(d, buf);
+        return true;
+    }
+    if (log != LOG_SCT_DATA) {
+        return false;
+    }
+    if (!d->sct.table_ready) {
+        /* nothing to transfer: no Data Table command came first */
+        d->sct.status = SCT_NO_COMMAND;
+        return false;
+    }
+    ncq_disk_sct_history(d, buf);
     return true;
 }
 
-/* The SMART and GP log directories: log E0h, one page */
+/* The SMART and GP log directories: logs E0h and E1h, one page each */
 void ncq_disk_sct_log_directory(NcqDisk *d, uint8_t *buf)
 {
     stw_le_p(buf + 2 * LOG_SCT_STATUS, 1);
+    stw_le_p(buf + 2 * LOG_SCT_DATA, 1);
+}
+
+/* Data Tables (action code 5): the temperature history goes to E1h */
+static uint16_t ncq_disk_sct_table(NcqDisk *d, const uint8_t *cmd)
+{
+    if (lduw_le_p(cmd + 2) != SCT_TABLE_READ) {
+        return SCT_BAD_FUNCTION;
+    }
+    if (lduw_le_p(cmd + 4) != SCT_TABLE_TEMP_HISTORY) {
+        return SCT_BAD_TABLE;
+    }
+    d->sct.table_ready = true;
+    return SCT_OK;
 }
 
 /*
@@ -187,10 +274,13 @@ static void ncq_disk_sct_written(IDEState *s)
 
     d->sct.action = lduw_le_p(cmd);
     d->sct.function = lduw_le_p(cmd + 2);
+    d->sct.table_ready = false;
     if (d->sct.action == SCT_ACTION_ERC) {
         status = ncq_disk_sct_erc(d, cmd, &ret);
+    } else if (d->sct.action == SCT_ACTION_DATA_TABLE) {
+        status = ncq_disk_sct_table(d, cmd);
     } else {
-        /* Long Sector Access, Write Same, Feature Control, Data Tables */
+        /* Long Sector Access, Write Same, Feature Control */
         status = SCT_BAD_ACTION;
     }
     d->sct.status = status;
@@ -218,6 +308,13 @@ static void ncq_disk_sct_written(IDEState *s)
  */
 bool ncq_disk_sct_write_log(NcqDisk *d, IDEState *s, uint32_t count)
 {
+    if (s->sector != LOG_SCT_STATUS) {
+        /* E1h is written only with a Write Same or Long Sector command */
+        d->sct.status = SCT_NO_COMMAND;
+        d->count.guest_errors++;
+        ide_abort_command(s);
+        return true;
+    }
     if (count != 1) {
         d->sct.status = SCT_COUNT_OVERFLOW;
         d->count.guest_errors++;
@@ -233,7 +330,7 @@ bool ncq_disk_sct_write_log(NcqDisk *d, IDEState *s, uint32_t count)
 
 bool ncq_disk_sct_is_log(uint8_t log)
 {
-    return log == LOG_SCT_STATUS;
+    return log == LOG_SCT_STATUS || log == LOG_SCT_DATA;
 }
 
 /*
@@ -293,6 +390,9 @@ void ncq_disk_sct_drop(NcqDisk *d)
 void ncq_disk_sct_init(NcqDisk *d)
 {
     d->sct.wake = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_sct_wake, d);
+    memset(d->sct.hist, SCT_HIST_INVALID & 0xff, sizeof(d->sct.hist));
+    d->sct.hist_index = ARRAY_SIZE(d->sct.hist) - 1;
+    d->sct.hist_next_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
 void ncq_disk_sct_cleanup(NcqDisk *d)
@@ -327,11 +427,7 @@ static int ncq_disk_sct_post_load(void *opaque, int version_id)
 
 static bool ncq_disk_sct_needed(void *opaque)
 {
-    NcqDisk *d = opaque;
-
-    return d->sct.erc[0] || d->sct.erc[1] || d->sct.erc_power_on[0] ||
-           d->sct.erc_power_on[1] || d->sct.status || d->sct.action ||
-           d->sct.parked;
+    return true;        /* the temperature history at least */
 }
 
 /* The limits and the last command's status travel with the drive. */
@@ -349,6 +445,10 @@ const VMStateDescription vmstate_ncq_disk_sct = {
         VMSTATE_UINT16(sct.function, NcqDisk),
         VMSTATE_BOOL(sct.parked, NcqDisk),
         VMSTATE_UINT8(sct.parked_cmd, NcqDisk),
+        VMSTATE_BOOL(sct.table_ready, NcqDisk),
+        VMSTATE_UINT8_ARRAY(sct.hist, NcqDisk, 128),
+        VMSTATE_UINT32(sct.hist_index, NcqDisk),
+        VMSTATE_INT64(sct.hist_next_ns, NcqDisk),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -167,6 +167,10 @@ typedef struct NcqDiskSct {
      * A non-queued command that arrived while the firmware retries a bad
      * sector: it waits (BSY) until the retries end (docs/faults.md)
      */
+    bool table_ready;           /* a Data Table command: log E1h holds it */
+    uint8_t hist[128];          /* temperatures, one a minute; 80h: none */
+    uint32_t hist_index;        /* the newest entry */
+    int64_t hist_next_ns;       /* when the next entry is due */
     bool parked;
     uint8_t parked_cmd;
     bool releasing;             /* the parked command runs now */
