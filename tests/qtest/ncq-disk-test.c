@@ -2216,6 +2216,26 @@ static uint16_t sct_erc_get(AHCIQState *ahci, uint8_t port,
     return ret;
 }
 
+static uint8_t log_write(AHCIQState *ahci, uint8_t port, uint8_t code,
+                         uint8_t log, uint16_t page, uint16_t count,
+                         const uint8_t *buf, uint32_t prdt_bytes);
+
+/* The same get through WRITE LOG EXT (GPL, 3Fh): the same registers */
+static uint16_t sct_erc_get_gpl(AHCIQState *ahci, uint8_t port,
+                                uint16_t selection)
+{
+    QTestState *qts = ahci->parent->qts;
+    uint64_t d2h = ahci->port[port].fb + 0x40;
+    uint8_t cmd[512] = { 0 };
+
+    stw_le_p(cmd, SCT_ERC);
+    stw_le_p(cmd + 2, 2);
+    stw_le_p(cmd + 4, selection);
+    g_assert_cmphex(log_write(ahci, port, 0x3f, LOG_SCT, 0, 1, cmd,
+                              sizeof(cmd)), ==, 0);
+    return qtest_readb(qts, d2h + 12) | qtest_readb(qts, d2h + 4) << 8;
+}
+
 /*
  * IDENTIFY word 206 claims SCT with Error Recovery Control; both log
  * directories list E0h; the SCT status holds the drive's temperatures
@@ -2301,6 +2321,8 @@ static void test_sct_erc(void)
     g_assert_cmphex(sct_command(ahci, port, SCT_ERC, 1, 2, 0x123, &ret), ==,
                     0);
     g_assert_cmphex(sct_erc_get(ahci, port, 2, 2), ==, 0x123);
+    g_assert_cmphex(sct_erc_get_gpl(ahci, port, 2), ==, 0x123);
+    g_assert_cmphex(sct_erc_get_gpl(ahci, port, 1), ==, 70);
     /* power-on values */
     g_assert_cmphex(sct_command(ahci, port, SCT_ERC, 3, 1, 100, &ret), ==,
                     0);
@@ -2361,6 +2383,11 @@ static void test_sct_bad_input(void)
     g_assert_cmphex(ncq_smart_log(ahci, port, true, LOG_SCT, 2, cmd,
                                   sizeof(cmd), &ret), ==, ATA_ERR_ABRT);
     g_assert_cmphex(ret, ==, 0x0003);
+    /* E1h takes data only after a Write Same or Long Sector command */
+    g_assert_cmphex(ncq_smart_log(ahci, port, true, LOG_SCT_DATA, 1, cmd,
+                                  512, &ret), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(ret, ==, 0x000b);
+    check_sct_last(ahci, port, 0x000b, SCT_ERC, 3);     /* the last that ran */
     g_assert_cmpuint(sct_erc_get(ahci, port, 2, 1), ==, 70);
     g_assert_cmpuint(sct_erc_get(ahci, port, 4, 2), ==, 0);
     check_still_serving(ahci, port);
