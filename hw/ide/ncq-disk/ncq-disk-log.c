@@ -521,7 +521,10 @@ static bool ncq_disk_log_write_end(NcqDisk *d, IDEState *s,
     return true;
 }
 
-/* Written data has arrived: stored whole by the row, or not at all. */
+/*
+ * Written data has arrived: stored whole by the row, or not at all (then
+ * refused); the command's registers and status are set.  True if stored.
+ */
 static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
 {
     uint8_t addr = s->sector;
@@ -530,13 +533,14 @@ static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
     uint32_t count = where == NCQ_LOG_SMART ? (uint8_t)s->nsector :
                      (s->hob_nsector << 8) | s->nsector;
     const NcqDiskLog *l = ncq_disk_log_find(d, addr, where);
+    bool stored;
 
     trace_ncq_disk_write_log(d, where == NCQ_LOG_SMART ? "SMART WRITE LOG" :
                              "WRITE LOG (DMA) EXT", addr, page, count);
-    return ncq_disk_log_write_end(d, s, l, count,
-                                  l && ncq_disk_log_may_write(d, l, page,
-                                                              count) &&
-                                  l->write(d, page, count, s->io_buffer));
+    stored = l && ncq_disk_log_may_write(d, l, page, count) &&
+             l->write(d, page, count, s->io_buffer);
+    ncq_disk_log_write_end(d, s, l, count, stored);
+    return stored;
 }
 
 static void ncq_disk_log_pio_written(IDEState *s, unsigned where)
