@@ -182,19 +182,20 @@ md_reassemble() {
 
 
 def member_guest(workdir, count, member_size, guest_disk="64M", seed=None,
-                 serial_prefix=None, pause=False, timeout_s=300):
+                 serial_prefix=None, pause=False, timeout_s=300,
+                 device="ncq-disk,model=st3400620as"):
     """A Guest on its own disk of guest_disk (sda) with count st3400620as
     drives of member_size beside it (ids extra0, extra1, ...), their images
     in workdir/members; it boots without a snapshot
     (ncqguest.multi_drive_args says why).  seed: drive i gets seed+i.
     serial_prefix: drive i gets the serial <prefix><i>, which GUEST_SH's
     `disk` finds it by.  pause: the guest can call host_step (at_pauses).
+    device: the members' -device line without drive, serial and seed.
     Returns the Guest and the path of its console log, which console_line
     watches."""
     from ncqguest import Guest, multi_drive_args
 
     workdir = Path(workdir)
-    device = "ncq-disk,model=st3400620as"
     devices = [device if seed is None else f"{device},seed={seed + i}"
                for i in range(count)]
     extra = multi_drive_args(workdir / "members", devices,

@@ -74,10 +74,17 @@ def test_every_listed_log_reads_pio_and_dma(run):
     assert "gpdir 0" in out and "gpdir_bytes 512" in out, out[-2000:]
     reads = re.findall(r"^gplog (\d+) (\d+) (\d+) (\d+) (\w+)$", out, re.M)
     logs = {int(a) for a, *_ in reads}
-    # the directory's logs: 03h 04h 07h 0Fh 10h 11h 18h 30h
-    assert logs == {0x03, 0x04, 0x07, 0x0F, 0x10, 0x11, 0x18, 0x30}, reads
-    bad = [r for r in reads if r[2:] != ("0", "0", "same")]
+    # the directory's logs: 03h 04h 07h 0Fh 10h 11h 18h 30h, SCT's E0h E1h
+    assert logs == {0x03, 0x04, 0x07, 0x0F, 0x10, 0x11, 0x18, 0x30,
+                    0xE0, 0xE1}, reads
+    bad = [r for r in reads
+           if int(r[0]) != 0xE1 and r[2:] != ("0", "0", "same")]
     assert not bad, bad
+    # E1h, SCT data transfer, has data only after an SCT command (smartctl
+    # -x's below): before one both forms are refused (status 000Bh)
+    sct_data = [r for r in reads if int(r[0]) == 0xE1]
+    assert sct_data and all(r[2] != "0" and r[3] != "0"
+                            for r in sct_data), sct_data
     beyond = re.findall(r"^beyond (\d+) (\d+) (\d+)$", out, re.M)
     assert len(beyond) == len(logs) and all(r != "0" for *_, r in beyond)
 

@@ -413,6 +413,65 @@ static void test_volatile(void)
     ncq_model_free(m);
 }
 
+/*
+ * The firmware retries an unrecoverable sector for recovery_ms before it
+ * reports UNC (or the write error); an SCT ERC limit cuts that short, a
+ * longer one does not lengthen it, and 0 lifts it again.
+ */
+static void test_recovery(void)
+{
+    NcqModel *base = fault_model(false, "unc@1000;werr@600");
+    NcqModel *m = ncq_test_model_text(NCQ_TEST_FAULT
+                                      "[firmware]\nrecovery_ms = 150000\n", 3);
+    NcqFaultRule r[2];
+    char err[256];
+    int64_t t0, good, unc, werr;
+    NcqCompletion c;
+
+    CHECK_EQ(ncq_fault_parse("unc@1000;werr@600", r, 2, err, sizeof(err)),
+             2);
+    CHECK_EQ(ncq_model_fault_add(m, &r[0], err, sizeof(err)), 0);
+    CHECK_EQ(ncq_model_fault_add(m, &r[1], err, sizeof(err)), 1);
+    /* the same command on a drive that reports at once */
+    c = one(base, NCQ_OP_READ, 1000, 8, 0);
+    good = c.complete_ns;
+    CHECK_EQ(c.fault, NCQ_FAULT_UNC);
+    c = one(m, NCQ_OP_READ, 1000, 8, 0);
+    CHECK_EQ(c.fault, NCQ_FAULT_UNC);
+    unc = c.complete_ns;
+    CHECK_EQ(unc - good, 150000000000LL);
+    /* the firmware was taken up until then */
+    CHECK(ncq_model_recovery_until(base) < good, "no recovery: %lld",
+          (long long)ncq_model_recovery_until(base));
+    CHECK(ncq_model_recovery_until(m) >= unc - 1000000 &&
+          ncq_model_recovery_until(m) <= unc + 1000000, "recovery ends %lld",
+          (long long)ncq_model_recovery_until(m));
+    /* 7 s of ERC, both limits */
+    t0 = unc + 1000000000;
+    ncq_model_set_erc(m, 7000000000LL, 7000000000LL);
+    c = one(m, NCQ_OP_READ, 1000, 8, t0);
+    CHECK_EQ(c.fault, NCQ_FAULT_UNC);
+    CHECK(c.complete_ns - t0 >= 7000000000LL &&
+          c.complete_ns - t0 < 7100000000LL, "unc under ERC: %lld ns",
+          (long long)(c.complete_ns - t0));
+    t0 = c.complete_ns + 1000000000;
+    c = one(m, NCQ_OP_WRITE, 600, 8, t0);
+    werr = c.complete_ns - t0;
+    CHECK_EQ(c.fault, NCQ_FAULT_WRITE);
+    CHECK(werr >= 7000000000LL && werr < 7100000000LL, "werr: %lld ns",
+          (long long)werr);
+    /* a limit above the drive's own time changes nothing */
+    ncq_model_set_erc(m, 200000000000LL, 0);
+    t0 = c.complete_ns + 1000000000;
+    c = one(m, NCQ_OP_READ, 1000, 8, t0);
+    CHECK(c.complete_ns - t0 >= 150000000000LL &&
+          c.complete_ns - t0 < 150100000000LL, "longer limit: %lld ns",
+          (long long)(c.complete_ns - t0));
+    ncq_model_free(base);
+    ncq_model_free(m);
+    printf("recovery: 150 s without ERC, 7 s with it, reads and writes\n");
+}
+
 int main(void)
 {
     test_parse();
@@ -423,5 +482,6 @@ int main(void)
     test_slow();
     test_deterministic();
     test_volatile();
+    test_recovery();
     return ncq_test_done("test-fault");
 }

@@ -333,6 +333,28 @@ static bool ncq_disk_held_cdl(NcqDisk *d, IDEState *s, const NcqDiskCmd *c)
     return true;
 }
 
+/*
+ * The held command runs now, at the model's deadline (the hook's result:
+ * true if it ended here): its injected error, its power mode change, or
+ * its CDL outcome; else the generic handler runs it.
+ */
+static bool ncq_disk_held_turn(NcqDisk *d, IDEState *s, uint8_t cmd,
+                               const NcqDiskCmd *c, bool *complete)
+{
+    if (d->held.error) {
+        d->held.cdl_outcome = NCQ_CDL_NONE;
+        ncq_disk_held_error(d, s, c);
+        *complete = true;
+        return true;
+    }
+    if ((c->flags & NCQ_CMD_PM) == NCQ_CMD_PM) {
+        *complete = ncq_disk_pm_cmd(d, s, cmd);
+        return true;
+    }
+    *complete = true;
+    return ncq_disk_held_cdl(d, s, c);
+}
+
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
@@ -343,20 +365,13 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         ncq_disk_identify_refresh(s);
     }
     if (d->held.passthrough) {
-        if (d->held.error) {
-            d->held.cdl_outcome = NCQ_CDL_NONE;
-            ncq_disk_held_error(d, s, c);
-            *complete = true;
-            return true;
-        }
-        if ((c->flags & NCQ_CMD_PM) == NCQ_CMD_PM) {
-            *complete = ncq_disk_pm_cmd(d, s, cmd);
-            return true;
-        }
-        *complete = true;
-        return ncq_disk_held_cdl(d, s, c);
+        return ncq_disk_held_turn(d, s, cmd, c, complete);
     }
     if (ncq_disk_refuse(d, s, complete)) {
+        return true;
+    }
+    if (ncq_disk_sct_park(d, cmd)) {
+        *complete = false;      /* busy until the firmware's retries end */
         return true;
     }
     if (ncq_disk_pm_refuse(d, s)) {

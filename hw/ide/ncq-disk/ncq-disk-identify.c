@@ -156,6 +156,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     ncq_disk_smart_identify(d, words);
     ncq_disk_log_identify(d, words);
     ncq_disk_pm_identify(words);
+    ncq_disk_sct_identify(d, words);
     ncq_disk_identify_checksum(words);
 }
 

@@ -280,8 +280,12 @@ static uint16_t ncq_disk_cdl_pages_1(NcqDisk *d)
 
 /*
  * THE table.  .pages: a fixed count, or .npages() for a count that
- * depends on the drive (0: not served).  .write: NULL for a read-only
- * log; .writable: which pages take data (NULL: every page).  A log with
+ * depends on the drive (0: not served).  .readable: whether a page can be
+ * read now (NULL: always; false: ABRT).  .write: NULL for a read-only
+ * log; .writable: which pages take data (NULL: every page).  .returns:
+ * called as a write command to the log ends, its data stored or the
+ * command refused, to set the registers the completion returns (SCT's
+ * value or extended status code in Count and LBA Low).  A log with
  * NCQ_LOG_GPL is in the GPL directory and reached by READ/WRITE LOG
  * (DMA) EXT; with NCQ_LOG_SMART, in the SMART directory and reached by
  * SMART READ/WRITE LOG.  Ascending addresses (a test checks).
@@ -295,6 +299,8 @@ typedef struct NcqDiskLog {
     NcqDiskLogRead *read;
     NcqDiskLogWrite *write;
     bool (*writable)(NcqDisk *d, uint16_t page);
+    bool (*readable)(NcqDisk *d, uint16_t page);
+    NcqDiskLogReturns *returns;
 } NcqDiskLog;
 
 #define GPL     NCQ_LOG_GPL
@@ -326,6 +332,12 @@ static const NcqDiskLog ncq_disk_logs[] = {
       ncq_disk_cdl_log_read, ncq_disk_cdl_log_write },
     { 0x30, "IDENTIFY DEVICE data", GPL | SMART, ID_LOG_PAGES, NULL,
       ncq_disk_id_log },
+    { 0xe0, "SCT Command/Status", GPL | SMART, 1, NULL,
+      ncq_disk_sct_status_log, ncq_disk_sct_command,
+      .returns = ncq_disk_sct_returns },
+    { 0xe1, "SCT Data Transfer", GPL | SMART, 1, NULL,
+      ncq_disk_sct_data_log, .readable = ncq_disk_sct_data_ready,
+      .returns = ncq_disk_sct_returns },
 };
 
 #undef GPL
@@ -391,6 +403,11 @@ static bool ncq_disk_log_fill(NcqDisk *d, IDEState *s, const NcqDiskLog *l,
     if (!count || count > ncq_disk_log_max_pages() ||
         page + count > ncq_disk_log_npages(d, l)) {
         return false;
+    }
+    for (i = 0; l->readable && i < count; i++) {
+        if (!l->readable(d, page + i)) {
+            return false;
+        }
     }
     ncq_disk_smart_update(d);
     for (i = 0; i < count; i++) {
@@ -485,7 +502,29 @@ static bool ncq_disk_log_dma(IDEState *s, uint32_t bytes, bool to_guest)
     return ops->rw_buf(s->bus->dma, to_guest);
 }
 
-/* Written data has arrived: stored whole by the row, or not at all. */
+/*
+ * A write command to @l (NULL: no such log here) ends, @stored or
+ * refused: the row sets the registers it returns, then the status.
+ * Returns what a command table handler returns (true: completed).
+ */
+static bool ncq_disk_log_write_end(NcqDisk *d, IDEState *s,
+                                   const NcqDiskLog *l, uint32_t count,
+                                   bool stored)
+{
+    if (l && l->returns) {
+        l->returns(d, s, count, stored);
+    }
+    if (!stored) {
+        return ncq_disk_log_refuse(d, s);
+    }
+    s->status = READY_STAT | SEEK_STAT;
+    return true;
+}
+
+/*
+ * Written data has arrived: stored whole by the row, or not at all (then
+ * refused); the command's registers and status are set.  True if stored.
+ */
 static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
 {
     uint8_t addr = s->sector;
@@ -494,24 +533,21 @@ static bool ncq_disk_log_store(NcqDisk *d, IDEState *s, unsigned where)
     uint32_t count = where == NCQ_LOG_SMART ? (uint8_t)s->nsector :
                      (s->hob_nsector << 8) | s->nsector;
     const NcqDiskLog *l = ncq_disk_log_find(d, addr, where);
+    bool stored;
 
     trace_ncq_disk_write_log(d, where == NCQ_LOG_SMART ? "SMART WRITE LOG" :
                              "WRITE LOG (DMA) EXT", addr, page, count);
-    if (!l || !ncq_disk_log_may_write(d, l, page, count) ||
-        !l->write(d, page, count, s->io_buffer)) {
-        return false;
-    }
-    return true;
+    stored = l && ncq_disk_log_may_write(d, l, page, count) &&
+             l->write(d, page, count, s->io_buffer);
+    ncq_disk_log_write_end(d, s, l, count, stored);
+    return stored;
 }
 
 static void ncq_disk_log_pio_written(IDEState *s, unsigned where)
 {
     NcqDisk *d = NCQ_DISK(s->unit ? s->bus->slave : s->bus->master);
 
-    if (!ncq_disk_log_store(d, s, where)) {
-        ncq_disk_log_refuse(d, s);
-    } else {
-        s->status = READY_STAT | SEEK_STAT;
+    if (ncq_disk_log_store(d, s, where)) {
         ide_transfer_stop(s);
     }
     ide_bus_set_irq(s->bus);
@@ -555,7 +591,7 @@ bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
     if (write) {
         if (!l || !ncq_disk_log_may_write(d, l, page, count)) {
             trace_ncq_disk_write_log(d, name, addr, page, count);
-            return ncq_disk_log_refuse(d, s);
+            return ncq_disk_log_write_end(d, s, l, count, false);
         }
         if (!dma) {
             s->status = READY_STAT | SEEK_STAT;
@@ -563,11 +599,10 @@ bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd)
                                ncq_disk_log_gpl_written);
             return false;
         }
-        if (!ncq_disk_log_dma(s, 512 * count, false) ||
-            !ncq_disk_log_store(d, s, NCQ_LOG_GPL)) {
-            return ncq_disk_log_refuse(d, s);
+        if (!ncq_disk_log_dma(s, 512 * count, false)) {
+            return ncq_disk_log_write_end(d, s, l, count, false);
         }
-        s->status = READY_STAT | SEEK_STAT;
+        ncq_disk_log_store(d, s, NCQ_LOG_GPL);
         return true;
     }
     trace_ncq_disk_read_log(d, name, addr, page, count);
@@ -611,7 +646,7 @@ bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s)
 
     if (!l || !ncq_disk_log_may_write(d, l, 0, count)) {
         trace_ncq_disk_write_log(d, "SMART WRITE LOG", s->sector, 0, count);
-        return ncq_disk_log_refuse(d, s);
+        return ncq_disk_log_write_end(d, s, l, count, false);
     }
     s->status = READY_STAT | SEEK_STAT;
     ide_transfer_start(s, s->io_buffer, 512 * count,

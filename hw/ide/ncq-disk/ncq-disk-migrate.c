@@ -278,6 +278,7 @@ const VMStateDescription vmstate_ncq_disk = {
         &vmstate_ncq_disk_cdl,
         &vmstate_ncq_disk_smart,
         &vmstate_ncq_disk_pm,
+        &vmstate_ncq_disk_sct,
         NULL
     },
 };

@@ -444,6 +444,7 @@ static void ncq_disk_drop_all(NcqDisk *d)
     d->queue_gen++;
     ncq_disk_wait_void(d);
     ncq_disk_drop_held(d);
+    ncq_disk_sct_drop(d);
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         if (d->reqs[i].cmd) {
             ncq_disk_drop(&d->reqs[i]);
@@ -461,7 +462,7 @@ static void ncq_disk_drop_all(NcqDisk *d)
 void ncq_disk_hba_stop(IDEDevice *dev)
 {
     NcqDisk *d = NCQ_DISK(dev);
-    bool held = d->held.active;
+    bool held = d->held.active || d->sct.parked;
 
     ncq_disk_drop_all(d);
     if (held) {

@@ -674,6 +674,7 @@ void ncq_disk_smart_reset(DeviceState *dev)
     }
     timer_del(d->smart.captive);
     d->smart.st.resets++;
+    ncq_disk_sct_reset(d);
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
     ncq_disk_pm_power_on(d);
 }
@@ -746,6 +747,7 @@ bool ncq_disk_smart_init(NcqDisk *d, Error **errp)
     ncq_model_attach_smart(d->model, ncq_disk_sm(d));
     d->smart.captive = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                     ncq_disk_smart_captive_end, d);
+    ncq_disk_sct_init(d);
     if (!d->prop.smart_file) {
         return true;
     }
@@ -768,6 +770,7 @@ void ncq_disk_smart_cleanup(NcqDisk *d)
         timer_free(d->smart.captive);
         d->smart.captive = NULL;
     }
+    ncq_disk_sct_cleanup(d);
     g_free(d->smart.mig);
     d->smart.mig = NULL;
 }

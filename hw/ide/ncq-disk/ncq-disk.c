@@ -107,6 +107,8 @@ typedef struct NcqDiskOverrides {
     int64_t starvation_timeout_ns;
     bool has_prio_timeout;
     int64_t prio_timeout_ns;
+    bool has_recovery;
+    int64_t recovery_ns;
 } NcqDiskOverrides;
 
 static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
@@ -118,6 +120,7 @@ static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
         .has_policy = p->policy,
         .has_starvation_timeout = p->starvation_timeout,
         .has_prio_timeout = p->prio_timeout,
+        .has_recovery = p->recovery,
     };
     /* Both would leave one silently ignored; a typo'd command line. */
     if (p->model_file && p->model_name) {
@@ -140,6 +143,11 @@ static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
     if (p->prio_timeout &&
         !ncq_disk_parse_time("prio-timeout", p->prio_timeout,
                              &o->prio_timeout_ns, errp)) {
+        return false;
+    }
+    if (p->recovery &&
+        !ncq_disk_parse_time("recovery", p->recovery, &o->recovery_ns,
+                             errp)) {
         return false;
     }
     return p->clustering == NCQ_DISK_UNSET ||
@@ -262,6 +270,9 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
                    "conventional model such as st3400620as",
                    d->params->name);
         return false;
+    }
+    if (o->has_recovery) {
+        d->params->recovery_ns = o->recovery_ns;
     }
     d->model = ncq_model_new(d->params, d->prop.seed, err, sizeof(err));
     if (!d->model) {
@@ -448,6 +459,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("starvation-timeout", NcqDisk,
                        prop.starvation_timeout),
     DEFINE_PROP_STRING("prio-timeout", NcqDisk, prop.prio_timeout),
+    DEFINE_PROP_STRING("recovery", NcqDisk, prop.recovery),
     DEFINE_PROP_UNSIGNED_NODEFAULT("clustering", NcqDisk, prop.clustering,
                                    qdev_prop_uint32, uint32_t),
     DEFINE_PROP_UINT64("seed", NcqDisk, prop.seed, 1),
@@ -538,6 +550,11 @@ static void ncq_disk_describe_properties(ObjectClass *klass)
     ncq_disk_describe(klass, "prio-timeout", g_strdup_printf(
         "the same for NCQ high-priority commands: 0 (none) to %" PRId64
         "s (default: the model's)", max_s));
+    ncq_disk_describe(klass, "recovery", g_strdup_printf(
+        "how long the firmware retries a sector it cannot read or write "
+        "before reporting it, unless SCT Error Recovery Control sets a "
+        "shorter limit: 0 (at once) to %" PRId64 "s (default: the "
+        "model's recovery_ms)", max_s));
     ncq_disk_describe(klass, "clustering", g_strdup_printf(
         "adjacent sequential commands are served as one media access up "
         "to this many sectors: 0 (off) to %d (default: the model's)",

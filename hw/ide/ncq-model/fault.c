@@ -436,6 +436,59 @@ void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate)
         }
         fate->hang = r->kind == NCQ_FAULT_HANG;
     }
+    fate->delay_ns += ncq_fault_recovery_ns(m, fate->kind);
+}
+
+/*
+ * How long the firmware retries a sector it cannot read or write before
+ * it reports the error: the drive's own recovery time, or SCT Error
+ * Recovery Control's limit when the host set a shorter one
+ * (docs/faults.md).
+ */
+int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind)
+{
+    int64_t erc;
+
+    if (kind == NCQ_FAULT_UNC) {
+        erc = m->erc_read_ns;
+    } else if (kind == NCQ_FAULT_WRITE) {
+        erc = m->erc_write_ns;
+    } else {
+        return 0;
+    }
+    /* the limit cuts the drive's own recovery short, never lengthens it */
+    return erc && erc < m->p.recovery_ns ? erc : m->p.recovery_ns;
+}
+
+/*
+ * The mechanism, busy until @end, serves a sector the firmware retries
+ * (an unrecoverable read or write): the firmware is taken up until then,
+ * whatever the host does meanwhile (docs/faults.md).
+ */
+void ncq_fault_note_recovery(NcqModel *m, const int *members, int n,
+                             int64_t end)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const NcqSlot *s = &m->q.slot[members[i]];
+
+        if ((s->c.fault == NCQ_FAULT_UNC || s->c.fault == NCQ_FAULT_WRITE) &&
+            s->fault_delay_ns > 0 && end > m->recover_until) {
+            m->recover_until = end;
+        }
+    }
+}
+
+int64_t ncq_model_recovery_until(const NcqModel *m)
+{
+    return m->recover_until;
+}
+
+void ncq_model_set_erc(NcqModel *m, int64_t read_ns, int64_t write_ns)
+{
+    m->erc_read_ns = read_ns > 0 ? read_ns : 0;
+    m->erc_write_ns = write_ns > 0 ? write_ns : 0;
 }
 
 /* A media access keeps the mechanism retrying as long as its slowest. */

@@ -277,6 +277,13 @@ struct NcqModel {
     int64_t cdl_margin_ns;        /* start this long before a deadline */
     /* SMART's reallocated sectors read fine (smart.c); not state */
     const NcqSmart *smart;
+    /*
+     * SCT Error Recovery Control's read and write limits, 0: none (the
+     * drive's recovery_ns applies); not state: the device keeps them
+     */
+    int64_t erc_read_ns, erc_write_ns;
+    /* the firmware's retries of a bad sector end then (fault.c) */
+    int64_t recover_until;
 };
 
 /* What a command's fault rules decided at submit (fault.c). */
@@ -336,6 +343,9 @@ int64_t ncq_cdl_mech_end(const NcqModel *m, const int *members, int n,
                          int64_t end);
 
 void ncq_fault_fate(NcqModel *m, const NcqCmd *cmd, NcqFaultFate *fate);
+int64_t ncq_fault_recovery_ns(const NcqModel *m, NcqFaultKind kind);
+void ncq_fault_note_recovery(NcqModel *m, const int *members, int n,
+                             int64_t end);
 int64_t ncq_fault_hold(const NcqModel *m, const int *members, int n);
 
 /* layout.c */

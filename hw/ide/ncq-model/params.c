@@ -123,6 +123,7 @@ static const NcqKey ncq_keys[] = {
     K("firmware", "zero_latency", KT_BOOL, zero_latency),
     K("firmware", "plan_ahead", KT_BOOL, plan_ahead),
     K("firmware", "cdl", KT_BOOL, cdl),
+    K("firmware", "recovery_ms", KT_MS, recovery_ns),
     K("power", "spinup_ms", KT_MS, spinup_ns),
     K("power", "spindown_ms", KT_MS, spindown_ns),
     K("ssd", "channels", KT_U32, channels),
@@ -630,6 +631,9 @@ static int ncq_validate_times(const NcqParams *p, char *err, size_t errlen)
     if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
         p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
         BAD("%s: time-outs must be within an hour", p->name);
+    }
+    if (p->recovery_ns < 0 || p->recovery_ns > NCQ_MAX_TIMEOUT_NS) {
+        BAD("%s: recovery_ms must be within 0..3600000 (an hour)", p->name);
     }
     return 0;
 }

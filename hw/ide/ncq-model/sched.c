@@ -415,6 +415,7 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
                       int64_t decide_ns)
 {
     bool wr = m->q.slot[idx].cmd.op == NCQ_OP_WRITE, spill;
+    int64_t end;
     NcqAccessTime at;
     NcqAccess a;
 
@@ -425,10 +426,10 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     ncq_complete_access(m, &a, &at, t, idx, reason);
     m->st.clustered += a.nm - 1;
     /* an injected slow sector keeps the mechanism retrying (fault.c) */
-    ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD,
-                   ncq_cdl_mech_end(m, a.members, a.nm,
-                                    at.t_end + ncq_fault_hold(m, a.members,
-                                                              a.nm)));
+    end = ncq_cdl_mech_end(m, a.members, a.nm,
+                           at.t_end + ncq_fault_hold(m, a.members, a.nm));
+    ncq_fault_note_recovery(m, a.members, a.nm, end);
+    ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD, end);
     m->sched.plan_cutoff = t;
     ncq_head_move(m, at.ecyl, at.ehead);
     ncq_head_lba_end(m, a.end);

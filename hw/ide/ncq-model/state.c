@@ -63,6 +63,11 @@
  *   v6 (issue 26, power modes): the part mechanism's spindle_stopped
  *              (and its mech SPINUP); spinup_ns and spindown_ns in the
  *              fingerprint
+ *   v7 (issue 26, SCT error recovery control): the part mechanism's
+ *              recover_until (when the firmware's retries of a bad
+ *              sector end); the parameters' recovery_ns in the
+ *              fingerprint (the ERC limits are the device's state, not
+ *              the model's)
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -96,7 +101,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   6
+#define NCQ_STATE_VERSION   7
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -421,6 +426,21 @@ static void ncq_vis_params_zones(NcqVis *v, NcqParams *p)
 }
 
 /*
+ * v6: the spin times (power modes); v7: the firmware's retries of an
+ * unrecoverable sector (SCT error recovery control), in the fingerprint
+ */
+static void ncq_vis_params_firmware(NcqVis *v, NcqParams *p)
+{
+    if (v->version >= 6) {
+        ncq_vis_i64(v, "spinup_ns", &p->spinup_ns);
+        ncq_vis_i64(v, "spindown_ns", &p->spindown_ns);
+    }
+    if (v->version >= 7) {
+        ncq_vis_i64(v, "recovery_ns", &p->recovery_ns);
+    }
+}
+
+/*
  * The parameters, for their fingerprint only (NCQ_VIS_HASH and the
  * format hash): a stream holds no parameters, a load needs a model made
  * from the same ones.
@@ -500,10 +520,7 @@ static void ncq_vis_params(NcqVis *v, NcqParams *p)
     ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
     ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
     ncq_vis_params_zones(v, p);
-    if (v->version >= 6) {
-        ncq_vis_i64(v, "spinup_ns", &p->spinup_ns);
-        ncq_vis_i64(v, "spindown_ns", &p->spindown_ns);
-    }
+    ncq_vis_params_firmware(v, p);
 }
 
 /* The parameters' fingerprint as a stream of @version records it. */
@@ -679,6 +696,11 @@ static void ncq_vis_mech(NcqVis *v, NcqModel *m)
         ncq_vis_bool(v, "spindle_stopped", &m->mech.stopped);
     } else if (v->mode == NCQ_VIS_LOAD) {
         m->mech.stopped = false;
+    }
+    if (v->version >= 7) {
+        ncq_vis_i64(v, "recover_until", &m->recover_until);
+    } else if (v->mode == NCQ_VIS_LOAD) {
+        m->recover_until = 0;
     }
 }
 

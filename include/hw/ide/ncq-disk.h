@@ -105,6 +105,7 @@ typedef struct NcqDiskProps {
     char *policy;
     char *starvation_timeout;
     char *prio_timeout;
+    char *recovery;         /* unrecoverable sector: the model's recovery */
     uint32_t clustering;
     uint64_t seed;
     char *trace_path;
@@ -183,6 +184,27 @@ typedef struct NcqDiskSmart {
     bool has_exit;
 } NcqDiskSmart;
 
+/* SCT Command Transport (ncq-disk-sct.c, docs/smart.md) */
+typedef struct NcqDiskSct {
+    uint16_t erc[2];            /* ERC read, write limits, 100 ms; 0: none */
+    uint16_t erc_power_on[2];   /* what a power-on sets them to */
+    uint16_t status;            /* the last SCT command's extended status */
+    uint16_t action, function;  /* ...its action and function codes */
+    uint16_t ret;               /* its return value (a Get's), not state */
+    bool table_ready;           /* a Data Table command: log E1h holds it */
+    uint8_t hist[128];          /* temperatures, one a minute; 80h: none */
+    uint32_t hist_index;        /* the newest entry */
+    int64_t hist_next_ns;       /* when the next entry is due */
+    /*
+     * A non-queued command that arrived while the firmware retries a bad
+     * sector: it waits (BSY) until the retries end (docs/faults.md)
+     */
+    bool parked;
+    uint8_t parked_cmd;
+    bool releasing;             /* the parked command runs now */
+    QEMUTimer *wake;
+} NcqDiskSct;
+
 struct NcqDisk {
     IDEDevice dev;
     NcqDiskProps prop;
@@ -208,6 +230,7 @@ struct NcqDisk {
     NcqDiskCdl cdl;
     NcqDiskSmart smart;
     NcqDiskPm pm;
+    NcqDiskSct sct;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -295,7 +318,10 @@ void ncq_disk_drop_held(NcqDisk *d);
  * whether the host asked to read then initialize (NCQ_LOG_INIT: READ LOG
  * EXT FEATURES bit 0).  A write function takes @count pages from @page
  * (the table checked the range and that the pages are writable) and
- * stores them all, or returns false to abort with nothing stored.
+ * stores them all, or returns false to abort with nothing stored.  A
+ * returns function sets the registers a write command's completion
+ * returns, @stored or refused (the range, or the write function), @count
+ * its page count.
  */
 #define NCQ_LOG_GPL     (1u << 0)
 #define NCQ_LOG_SMART   (1u << 1)
@@ -304,6 +330,8 @@ typedef void NcqDiskLogRead(NcqDisk *d, uint16_t page, uint8_t *buf,
                             unsigned how);
 typedef bool NcqDiskLogWrite(NcqDisk *d, uint16_t page, uint16_t count,
                              const uint8_t *buf);
+typedef void NcqDiskLogReturns(NcqDisk *d, IDEState *s, uint32_t count,
+                               bool stored);
 bool ncq_disk_log_cmd(NcqDisk *d, IDEState *s, uint8_t cmd);
 bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s);
 bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s);
@@ -366,5 +394,19 @@ void ncq_disk_smart_done(NcqDisk *d, const NcqCompletion *c);
 void ncq_disk_smart_activity(NcqDisk *d);
 void ncq_disk_smart_cancel(NcqDisk *d);
 void ncq_disk_smart_spindle(NcqDisk *d, bool on);
+/* ncq-disk-sct.c: SCT Command Transport, logs E0h/E1h (docs/smart.md) */
+extern const VMStateDescription vmstate_ncq_disk_sct;
+void ncq_disk_sct_identify(NcqDisk *d, uint16_t *words);
+/* logs E0h and E1h, rows of ncq-disk-log.c's table */
+NcqDiskLogRead ncq_disk_sct_status_log;            /* E0h */
+NcqDiskLogWrite ncq_disk_sct_command;
+NcqDiskLogReturns ncq_disk_sct_returns;            /* E0h, E1h */
+NcqDiskLogRead ncq_disk_sct_data_log;              /* E1h */
+bool ncq_disk_sct_data_ready(NcqDisk *d, uint16_t page);
+void ncq_disk_sct_reset(NcqDisk *d);
+void ncq_disk_sct_init(NcqDisk *d);
+void ncq_disk_sct_cleanup(NcqDisk *d);
+bool ncq_disk_sct_park(NcqDisk *d, uint8_t cmd);
+void ncq_disk_sct_drop(NcqDisk *d);
 
 #endif

@@ -212,6 +212,12 @@ typedef struct NcqParams {
 
     /* Command Duration Limits (ACS-5, cdl.c): the drive offers them */
     bool cdl;
+    /*
+     * How long the firmware retries an unrecoverable sector before it
+     * reports it, when no SCT Error Recovery Control limit is set
+     * (fault.c, docs/faults.md); 0: at once
+     */
+    int64_t recovery_ns;
 
     /* Host-managed zones (zone.c, docs/smr.md); zone_sectors 0: none */
     uint64_t zone_sectors;        /* a power of two */
@@ -509,6 +515,17 @@ int ncq_fault_parse(const char *text, NcqFaultRule *out, int max,
 /* The rule in the syntax ncq_fault_parse() reads; returns snprintf's. */
 int ncq_fault_format(const NcqFaultRule *r, char *buf, size_t len);
 const char *ncq_fault_kind_name(NcqFaultKind k);
+/*
+ * SCT Error Recovery Control (ACS): the firmware gives up on a sector it
+ * cannot read (write) after @read_ns (@write_ns); 0: no limit, the
+ * parameters' recovery_ns applies.  Commands arriving later see it.
+ */
+void ncq_model_set_erc(NcqModel *m, int64_t read_ns, int64_t write_ns);
+/*
+ * When the firmware's retries of a sector it cannot read or write end
+ * (they go on across a reset); in the past when none runs
+ */
+int64_t ncq_model_recovery_until(const NcqModel *m);
 /* Append a rule (counters reset); its index, or NCQ_ERR_* with @err. */
 int ncq_model_fault_add(NcqModel *m, const NcqFaultRule *r,
                         char *err, size_t errlen);
