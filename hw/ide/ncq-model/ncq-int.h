@@ -20,9 +20,11 @@
  *   params.c       parameter files, policy names
  *   num.c, rng.c   numbers and durations; the generator
  *
- * undo.c calls none of the others.  state.c (the saved state) sits above
- * them all: it calls the public API, mech.c and layout.c to rebuild what a
- * load recomputes.  Each part of NcqModel is written by the one file named
+ * undo.c calls none of the others but vis.c (the field visitor: the one
+ * mechanism of every saved stream, vis.h), which calls none.  state.c (the
+ * saved state) sits above them all: it calls the public API, mech.c and
+ * layout.c to rebuild what a load recomputes; smart-state.c (the SMART
+ * state's stream) calls vis.c only.  Each part of NcqModel is written by the one file named
  * at its type; others read it, or call that file to change it.  A file
  * going up (cache.c needing a decision after a buffer hit) returns what
  * happened and lets its caller act.

@@ -3,159 +3,149 @@
  *
  * Magic "NCQSMRT1", then every field of NcqSmart in the order below as a
  * big-endian u64 (arrays: each element), so the stream does not depend on
- * the in-memory layout or the host.  A new field goes at the end, with a
- * new magic digit; older digits still load.  2 (issue 26): the spindle
- * time (a 1 stream's spindle turned whenever the drive was powered).
+ * the in-memory layout or the host.  The walk below is written once with
+ * state.c's field visitor (vis.c), which sizes, saves and loads it.  A
+ * new field goes at the end, with a new magic digit; older digits still
+ * load (tests/unit/test-saved.c loads the golden streams of each).  2
+ * (issue 26): the spindle time (a 1 stream's spindle turned whenever the
+ * drive was powered).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
 #include "ncq-int.h"
+#include "vis.h"
 #include "hw/ide/ncq-smart.h"
 
 #define SMART_MAGIC "NCQSMRT"     /* and the version digit */
 #define SMART_VERSION 2
+#define SMART_HEAD 8
 
-typedef struct NcqSmartIo {
-    uint8_t *out;           /* save: here; NULL: load or size */
-    const uint8_t *in;      /* load: from here */
-    size_t off;
-    size_t len;             /* load: bytes available */
-    bool bad;
-} NcqSmartIo;
+/* Every field, whatever its C type, is 8 bytes in the stream. */
+#define F(name, lval) NCQ_VIS_AS_U64(v, name, lval)
 
-static uint64_t ncq_smart_io(NcqSmartIo *io, uint64_t v)
+static void ncq_smart_vis_cmd(NcqVis *v, NcqSmartCmdRec *c)
+{
+    F("cmd", c->cmd);
+    F("feature", c->feature);
+    F("count", c->count);
+    F("lba", c->lba);
+    F("device", c->device);
+    F("at_ms", c->at_ms);
+}
+
+static void ncq_smart_vis_error(NcqVis *v, NcqSmartError *e)
+{
+    int j;
+
+    for (j = 0; j <= NCQ_SMART_HISTORY; j++) {
+        ncq_smart_vis_cmd(v, &e->cmd[j]);
+    }
+    F("error", e->error);
+    F("status", e->status);
+    F("lba", e->lba);
+    F("count", e->count);
+    F("poh", e->poh);
+}
+
+static void ncq_smart_vis_logs(NcqVis *v, NcqSmart *sm)
 {
     int i;
 
-    if (io->out) {
-        for (i = 0; i < 8; i++) {
-            io->out[io->off + i] = (uint8_t)(v >> (56 - 8 * i));
-        }
-    } else if (io->in) {
-        if (io->off + 8 > io->len) {
-            io->bad = true;
-            io->off += 8;
-            return v;
-        }
-        v = 0;
-        for (i = 0; i < 8; i++) {
-            v = (v << 8) | io->in[io->off + i];
-        }
-    }
-    io->off += 8;
-    return v;
-}
-
-#define IO(field) ((field) = (__typeof__(field))ncq_smart_io(io, \
-                                                        (uint64_t)(field)))
-
-static void ncq_smart_io_cmd(NcqSmartIo *io, NcqSmartCmdRec *c)
-{
-    IO(c->cmd);
-    IO(c->feature);
-    IO(c->count);
-    IO(c->lba);
-    IO(c->device);
-    IO(c->at_ms);
-}
-
-static void ncq_smart_io_logs(NcqSmartIo *io, NcqSmart *sm)
-{
-    int i, j;
-
     for (i = 0; i < NCQ_SMART_HISTORY; i++) {
-        ncq_smart_io_cmd(io, &sm->recent[i]);
+        ncq_smart_vis_cmd(v, &sm->recent[i]);
     }
-    IO(sm->nrecent);
+    F("nrecent", sm->nrecent);
     for (i = 0; i < NCQ_SMART_MAX_ERRORS; i++) {
-        NcqSmartError *e = &sm->err[i];
-
-        for (j = 0; j <= NCQ_SMART_HISTORY; j++) {
-            ncq_smart_io_cmd(io, &e->cmd[j]);
-        }
-        IO(e->error);
-        IO(e->status);
-        IO(e->lba);
-        IO(e->count);
-        IO(e->poh);
+        ncq_smart_vis_error(v, &sm->err[i]);
     }
-    IO(sm->nerr);
+    F("nerr", sm->nerr);
     for (i = 0; i < NCQ_SMART_MAX_TESTS; i++) {
-        IO(sm->test[i].type);
-        IO(sm->test[i].status);
-        IO(sm->test[i].poh);
-        IO(sm->test[i].fail_lba);
+        F("test.type", sm->test[i].type);
+        F("test.status", sm->test[i].status);
+        F("test.poh", sm->test[i].poh);
+        F("test.fail_lba", sm->test[i].fail_lba);
     }
-    IO(sm->ntests);
-    IO(sm->run.type);
-    IO(sm->run.captive);
-    IO(sm->run.total_ns);
-    IO(sm->run.stop_ns);
-    IO(sm->run.fail_lba);
-    IO(sm->run.done_ns);
-    IO(sm->exec_status);
+    F("ntests", sm->ntests);
+    F("run.type", sm->run.type);
+    F("run.captive", sm->run.captive);
+    F("run.total_ns", sm->run.total_ns);
+    F("run.stop_ns", sm->run.stop_ns);
+    F("run.fail_lba", sm->run.fail_lba);
+    F("run.done_ns", sm->run.done_ns);
+    F("exec_status", sm->exec_status);
     for (i = 0; i < NCQ_SMART_SPANS; i++) {
-        IO(sm->span[i].start);
-        IO(sm->span[i].end);
+        F("span.start", sm->span[i].start);
+        F("span.end", sm->span[i].end);
     }
-    IO(sm->sel_flags);
-    IO(sm->sel_pending_min);
-    IO(sm->offline_status);
+    F("sel_flags", sm->sel_flags);
+    F("sel_pending_min", sm->sel_pending_min);
+    F("offline_status", sm->offline_status);
 }
 
-static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm, int version)
+/* The pending and remapped sectors: a count (at most @max), then each. */
+static void ncq_smart_vis_sectors(NcqVis *v, NcqSmart *sm)
 {
     uint32_t i;
 
-    IO(sm->power_on_ns);
-    IO(sm->at_ns);
-    IO(sm->cycle_ns);
-    IO(sm->power_cycles);
-    IO(sm->start_stops);
-    IO(sm->read_cmds);
-    IO(sm->write_cmds);
-    IO(sm->sectors_read);
-    IO(sm->sectors_written);
-    IO(sm->reported_unc);
-    IO(sm->resets);
-    IO(sm->crc_errors);
-    IO(sm->realloc);
-    IO(sm->npending);
+    F("npending", sm->npending);
     if (sm->npending > NCQ_SMART_MAX_PENDING) {
-        io->bad = true;
+        ncq_vis_fail(v, "%u pending sectors", sm->npending);
         return;
     }
-    for (i = 0; i < sm->npending; i++) {
-        IO(sm->pending[i]);
-        IO(sm->pending_offline[i]);
+    for (i = 0; i < sm->npending && !v->failed; i++) {
+        F("pending", sm->pending[i]);
+        F("pending_offline", sm->pending_offline[i]);
     }
-    IO(sm->nremap);
+    F("nremap", sm->nremap);
     if (sm->nremap > NCQ_SMART_MAX_REMAP) {
-        io->bad = true;
+        ncq_vis_fail(v, "%u remapped sectors", sm->nremap);
         return;
     }
-    for (i = 0; i < sm->nremap; i++) {
-        IO(sm->remap[i]);
+    for (i = 0; i < sm->nremap && !v->failed; i++) {
+        F("remap", sm->remap[i]);
     }
-    IO(sm->busy);
-    IO(sm->activity_milli);
-    IO(sm->act_at_ns);
-    IO(sm->temp_min);
-    IO(sm->temp_max);
-    IO(sm->life_min);
-    IO(sm->life_max);
+}
+
+static void ncq_smart_vis_all(NcqVis *v, NcqSmart *sm)
+{
+    uint32_t i;
+
+    F("power_on_ns", sm->power_on_ns);
+    F("at_ns", sm->at_ns);
+    F("cycle_ns", sm->cycle_ns);
+    F("power_cycles", sm->power_cycles);
+    F("start_stops", sm->start_stops);
+    F("read_cmds", sm->read_cmds);
+    F("write_cmds", sm->write_cmds);
+    F("sectors_read", sm->sectors_read);
+    F("sectors_written", sm->sectors_written);
+    F("reported_unc", sm->reported_unc);
+    F("resets", sm->resets);
+    F("crc_errors", sm->crc_errors);
+    F("realloc", sm->realloc);
+    ncq_smart_vis_sectors(v, sm);
+    if (v->failed) {
+        return;
+    }
+    F("busy", sm->busy);
+    F("activity_milli", sm->activity_milli);
+    F("act_at_ns", sm->act_at_ns);
+    F("temp_min", sm->temp_min);
+    F("temp_max", sm->temp_max);
+    F("life_min", sm->life_min);
+    F("life_max", sm->life_max);
     for (i = 0; i < NCQ_SMART_MAX_ATTRS; i++) {
-        IO(sm->worst[i]);
+        F("worst", sm->worst[i]);
     }
-    ncq_smart_io_logs(io, sm);
-    IO(sm->enabled);
-    IO(sm->autosave);
-    IO(sm->auto_offline);
-    if (version >= 2) {
-        IO(sm->spindle_ns);
-        IO(sm->spindle_off);
-        IO(sm->spindle_stop_ns);
+    ncq_smart_vis_logs(v, sm);
+    F("enabled", sm->enabled);
+    F("autosave", sm->autosave);
+    F("auto_offline", sm->auto_offline);
+    if (v->version >= 2) {
+        F("spindle_ns", sm->spindle_ns);
+        F("spindle_off", sm->spindle_off);
+        F("spindle_stop_ns", sm->spindle_stop_ns);
     } else {
         sm->spindle_ns = sm->power_on_ns;
     }
@@ -163,36 +153,39 @@ static void ncq_smart_io_all(NcqSmartIo *io, NcqSmart *sm, int version)
 
 size_t ncq_smart_state_size(const NcqSmart *sm)
 {
-    NcqSmartIo io = { 0 };
+    NcqVis v = { .mode = NCQ_VIS_SIZE, .version = SMART_VERSION,
+                 .index = -1 };
 
-    ncq_smart_io_all(&io, (NcqSmart *)sm, SMART_VERSION);
-    return 8 + io.off;
+    /* SIZE mode only reads */
+    ncq_smart_vis_all(&v, (NcqSmart *)sm);
+    return SMART_HEAD + v.pos;
 }
 
 void ncq_smart_state_save(const NcqSmart *sm, uint8_t *buf)
 {
-    NcqSmartIo io = { .out = buf + 8 };
+    NcqVis v = { .mode = NCQ_VIS_SAVE, .version = SMART_VERSION,
+                 .buf = buf, .pos = SMART_HEAD, .index = -1 };
 
     memcpy(buf, SMART_MAGIC, 7);
     buf[7] = '0' + SMART_VERSION;
-    ncq_smart_io_all(&io, (NcqSmart *)sm, SMART_VERSION);
+    /* SAVE mode only reads */
+    ncq_smart_vis_all(&v, (NcqSmart *)sm);
 }
 
 int ncq_smart_state_load(NcqSmart *sm, const uint8_t *buf, size_t len)
 {
     NcqSmart tmp;
-    NcqSmartIo io = { .in = buf + 8, .len = len - 8 };
+    NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .pos = SMART_HEAD,
+                 .len = len, .index = -1 };
 
-    int version;
-
-    if (len < 8 || memcmp(buf, SMART_MAGIC, 7) || buf[7] < '1' ||
+    if (len < SMART_HEAD || memcmp(buf, SMART_MAGIC, 7) || buf[7] < '1' ||
         buf[7] > '0' + SMART_VERSION) {
         return NCQ_ERR_PARSE;
     }
-    version = buf[7] - '0';
+    v.version = buf[7] - '0';
     memset(&tmp, 0, sizeof(tmp));
-    ncq_smart_io_all(&io, &tmp, version);
-    if (io.bad || io.off != io.len) {
+    ncq_smart_vis_all(&v, &tmp);
+    if (v.failed || v.pos != v.len) {
         return NCQ_ERR_PARSE;
     }
     *sm = tmp;

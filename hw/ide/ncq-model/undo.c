@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ncq-int.h"
+#include "vis.h"
 
 #define SECTOR 512u
 
@@ -296,80 +297,90 @@ int ncq_undo_foreach(const NcqUndo *u, const NcqRange *vol, int nvol,
 }
 
 /*
- * Saved form, for migration: for each extent, its LBA (8 bytes) and
- * sector count (8 bytes), big-endian, then its data.  Sorted, so the same
- * contents give the same bytes.
+ * Saved form, for migration, walked once with state.c's field visitor
+ * (vis.c): for each extent, its LBA (8 bytes) and sector count (8 bytes),
+ * big-endian, then its data; no count, the stream ends after the last.
+ * Sorted, so the same contents give the same bytes.
  */
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    int i;
+#define UNDO_EXTENT_HEAD 16
 
-    for (i = 7; i >= 0; i--, v >>= 8) {
-        p[i] = v & 0xff;
-    }
+static void undo_vis_extent(NcqVis *v, NcqUndoExtent *x)
+{
+    ncq_vis_u64(v, "lba", &x->lba);
+    ncq_vis_u64(v, "sectors", &x->n);
 }
 
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    int i;
-
-    for (i = 0; i < 8; i++) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
-
-size_t ncq_undo_save_size(const NcqUndo *u)
-{
-    return u->len * 16 + u->sectors * SECTOR;
-}
-
-void ncq_undo_save(const NcqUndo *u, uint8_t *buf)
+static void undo_vis(NcqVis *v, const NcqUndo *u)
 {
     size_t i;
 
     for (i = 0; i < u->len; i++) {
-        put_be64(buf, u->e[i].lba);
-        put_be64(buf + 8, u->e[i].n);
-        memcpy(buf + 16, u->e[i].data, u->e[i].n * SECTOR);
-        buf += 16 + u->e[i].n * SECTOR;
+        NcqUndoExtent x = u->e[i];
+
+        undo_vis_extent(v, &x);
+        ncq_vis_bytes(v, "data", x.data, x.n * SECTOR);
     }
+}
+
+size_t ncq_undo_save_size(const NcqUndo *u)
+{
+    NcqVis v = { .mode = NCQ_VIS_SIZE, .index = -1 };
+
+    undo_vis(&v, u);
+    return v.pos;
+}
+
+void ncq_undo_save(const NcqUndo *u, uint8_t *buf)
+{
+    NcqVis v = { .mode = NCQ_VIS_SAVE, .buf = buf, .index = -1 };
+
+    undo_vis(&v, u);
+}
+
+/* The next extent of a load into @u: 0, or NCQ_ERR_INVAL with @err set. */
+static int undo_load_extent(NcqVis *v, NcqUndo *u, uint64_t *prev_end,
+                            char *err, size_t errlen)
+{
+    size_t off = v->pos;
+    NcqUndoExtent x = { 0 };
+    const uint8_t *data;
+
+    if (v->len - off < UNDO_EXTENT_HEAD) {
+        snprintf(err, errlen, "power-loss undo data cut short at byte "
+                 "%zu of %zu", off, v->len);
+        return NCQ_ERR_INVAL;
+    }
+    undo_vis_extent(v, &x);
+    if (!x.n || x.n > (v->len - v->pos) / SECTOR || x.lba < *prev_end ||
+        x.lba + x.n < x.lba) {
+        snprintf(err, errlen, "power-loss undo data malformed at byte "
+                 "%zu (extent %" PRIu64 "+%" PRIu64 ")", off, x.lba, x.n);
+        return NCQ_ERR_INVAL;
+    }
+    data = ncq_vis_bytes(v, "data", NULL, x.n * SECTOR);
+    if (!data || undo_insert_at(u, u->len, x.lba, x.n, data) < 0) {
+        snprintf(err, errlen, "out of memory for %" PRIu64 " sectors of "
+                 "power-loss undo data", x.n);
+        return NCQ_ERR_INVAL;
+    }
+    *prev_end = x.lba + x.n;
+    return 0;
 }
 
 int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
                   size_t errlen)
 {
+    NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .len = len, .index = -1,
+                 .stream = "power-loss undo data", .err = err,
+                 .errlen = errlen };
     uint64_t prev_end = 0;
-    size_t off = 0;
 
     ncq_undo_clear(u);
-    while (off < len) {
-        uint64_t lba, n;
-
-        if (len - off < 16) {
-            snprintf(err, errlen, "power-loss undo data cut short at byte "
-                     "%zu of %zu", off, len);
-            goto fail;
+    while (v.pos < v.len) {
+        if (undo_load_extent(&v, u, &prev_end, err, errlen) < 0) {
+            ncq_undo_clear(u);
+            return NCQ_ERR_INVAL;
         }
-        lba = get_be64(buf + off);
-        n = get_be64(buf + off + 8);
-        if (!n || n > (len - off - 16) / SECTOR || lba < prev_end ||
-            lba + n < lba) {
-            snprintf(err, errlen, "power-loss undo data malformed at byte "
-                     "%zu (extent %" PRIu64 "+%" PRIu64 ")", off, lba, n);
-            goto fail;
-        }
-        if (undo_insert_at(u, u->len, lba, n, buf + off + 16) < 0) {
-            snprintf(err, errlen, "out of memory for %" PRIu64 " sectors of "
-                     "power-loss undo data", n);
-            goto fail;
-        }
-        prev_end = lba + n;
-        off += 16 + n * SECTOR;
     }
     return 0;
-fail:
-    ncq_undo_clear(u);
-    return NCQ_ERR_INVAL;
 }
