@@ -55,9 +55,6 @@
 #define STAT_FLAGS                  ((1ULL << 63) | (1ULL << 62) | \
                                      (1ULL << 58))
 
-/* Status bit 1: sense data available (ACS-5) */
-#define SENSE_AVAIL_STAT            0x02
-
 /* Sense keys and codes a missed limit reports (SPC-6) */
 #define SENSE_ABORTED_COMMAND       0x0b
 #define SENSE_COMPLETED             0x0f
@@ -415,15 +412,15 @@ bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
 }
 
 /*
- * A queued command's completion with its CDL outcome: an abort is an NCQ
- * error whose sense goes to log 10h (true: done with it here); a command
+ * A queued command's completion with its CDL outcome.  True: the drive
+ * aborts it; the caller (ncq-disk-queue.c) ends it with an NCQ error
+ * whose sense data, @sense, goes to log 10h.  False: it completes; one
  * completed without error keeps its sense in log 0Fh and says so in the
  * Set Device Bits FIS's status.
  */
-bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r, const NcqCompletion *c)
+bool ncq_disk_cdl_complete(NcqDisk *d, IDENCQCmd *cmd, const NcqCompletion *c,
+                           uint8_t sense[3])
 {
-    IDENCQCmd *cmd = r->cmd;
-    uint8_t sense[3];
     uint32_t bit = 1u << c->id;
 
     d->cdl.sense_valid &= ~bit;
@@ -442,10 +439,6 @@ bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r, const NcqCompletion *c)
         cmd->sense = true;
         return false;
     }
-    r->cmd = NULL;
-    ncq_disk_ncq_halt(d, cmd, c->id, ABRT_ERR, c->lba);
-    memcpy(d->errlog.sense, sense, 3);
-    d->errlog.status |= SENSE_AVAIL_STAT;
     return true;
 }
 

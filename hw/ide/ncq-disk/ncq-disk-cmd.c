@@ -355,6 +355,26 @@ static bool ncq_disk_held_turn(NcqDisk *d, IDEState *s, uint8_t cmd,
     return ncq_disk_held_cdl(d, s, c);
 }
 
+/*
+ * SMART (B0h): ncq-disk-smart.c runs it, except SMART READ LOG and SMART
+ * WRITE LOG, which it leaves to the log table (ncq-disk-log.c); true if
+ * the command has completed.
+ */
+static bool ncq_disk_smart(NcqDisk *d, IDEState *s)
+{
+    switch (ncq_disk_smart_cmd(d, s)) {
+    case NCQ_DISK_SMART_READ_LOG:
+        return ncq_disk_log_smart_read(d, s);
+    case NCQ_DISK_SMART_WRITE_LOG:
+        return ncq_disk_log_smart_write(d, s);
+    case NCQ_DISK_SMART_DATA:
+        return false;
+    case NCQ_DISK_SMART_COMPLETE:
+    default:
+        return true;
+    }
+}
+
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
                        bool *complete)
 {
@@ -399,7 +419,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         return true;
     }
     if (c->flags & NCQ_CMD_SMART) {
-        *complete = ncq_disk_smart_cmd(d, s);
+        *complete = ncq_disk_smart(d, s);
         return true;
     }
     if (c->flags & NCQ_CMD_SENSE) {

@@ -1,6 +1,7 @@
 /*
- * ncq-disk: IDENTIFY DEVICE data as the modelled drive gives it, and the
- * SATA generation its link negotiates.
+ * ncq-disk: IDENTIFY DEVICE data as the modelled drive gives it, the same
+ * data as the IDENTIFY DEVICE data log (30h, a row of ncq-disk-log.c's
+ * table), and the SATA generation its link negotiates.
  *
  * QEMU's core fills in the generic words (ide_identify); this file puts
  * the model's in their place (docs/device.md#identify-device).  The
@@ -175,4 +176,185 @@ uint8_t ncq_disk_sata_gen(IDEDevice *dev)
     const NcqParams *p = ncq_disk_identify_params(NCQ_DISK(dev));
 
     return p ? p->sata_gen : 1;
+}
+
+/*
+ * ---- the IDENTIFY DEVICE data log (30h), a row of ncq-disk-log.c's
+ * table: IDENTIFY's words again, in pages of qwords ----
+ */
+
+/* The IDENTIFY DEVICE data log (30h): its pages (ACS-4 9.11) */
+#define ID_LOG_LIST                 0x00
+#define ID_LOG_COPY                 0x01
+#define ID_LOG_CAPACITY             0x02
+#define ID_LOG_CAPABILITIES         0x03
+#define ID_LOG_SETTINGS             0x04
+#define ID_LOG_STRINGS              0x05
+#define ID_LOG_SECURITY             0x06
+#define ID_LOG_SATA                 0x08
+
+/* A qword of the IDENTIFY DEVICE data log: bit 63 says it is valid */
+#define ID_QWORD_VALID              (1ULL << 63)
+
+/* Every IDENTIFY DEVICE data log page starts with this qword. */
+static void ncq_disk_id_page_header(uint8_t *buf, uint8_t page)
+{
+    stq_le_p(buf, ID_QWORD_VALID | ((uint64_t)page << 16) | 0x0001);
+}
+
+static uint16_t ncq_disk_id_word(IDEState *s, int w)
+{
+    return s->identify_set ? lduw_le_p(s->identify_data + 2 * w) : 0;
+}
+
+/* Page 01h: a copy of IDENTIFY DEVICE data (cdladm reads word 80 here) */
+static void ncq_disk_id_copy(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    if (s->identify_set) {
+        ncq_disk_identify_refresh(s);
+        memcpy(buf, s->identify_data, 512);
+    }
+}
+
+/* Page 02h: capacity; sector sizes as words 106, 117-118 and 209 say */
+static void ncq_disk_id_capacity(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    uint16_t w106 = ncq_disk_id_word(s, 106);
+    uint64_t phys = 0;
+
+    ncq_disk_id_page_header(buf, ID_LOG_CAPACITY);
+    stq_le_p(buf + 8, ID_QWORD_VALID | (s->nb_sectors & 0xffffffffffffULL));
+    if ((w106 & 0xc000) == 0x4000) {
+        phys = (uint64_t)(w106 & 0x3000) << 49 |   /* bits 62, 61 */
+               (uint64_t)(w106 & 0xf) << 16 |
+               (ncq_disk_id_word(s, 209) & 0x3fff);
+    }
+    stq_le_p(buf + 16, ID_QWORD_VALID | phys);
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 117) |
+             (uint32_t)ncq_disk_id_word(s, 118) << 16);
+    /* nominal buffer size in bytes: the model's buffer */
+    stq_le_p(buf + 32, ID_QWORD_VALID |
+             (uint64_t)ncq_model_params(d->model)->buffer_sectors * 512);
+}
+
+/*
+ * Page 03h: supported capabilities.  Qword 8's feature bits are left to
+ * the features that own them (CDL adds bit 47 and qword 168); here the
+ * IDENTIFY words the page copies: the nominal media rotation rate (word
+ * 217), the form factor (168), the world wide name (108-111, valid bit
+ * 127) and data set management (169).
+ */
+static void ncq_disk_id_caps(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    int i;
+
+    ncq_disk_id_page_header(buf, ID_LOG_CAPABILITIES);
+    stq_le_p(buf + 8, ID_QWORD_VALID);
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 217));
+    stq_le_p(buf + 32, ID_QWORD_VALID | (ncq_disk_id_word(s, 168) & 0xf));
+    for (i = 0; i < 4; i++) {
+        stw_le_p(buf + 56 + 2 * i, ncq_disk_id_word(s, 108 + i));
+    }
+    stq_le_p(buf + 64, ID_QWORD_VALID | ldq_le_p(buf + 64));
+    stq_le_p(buf + 72, ID_QWORD_VALID | (ncq_disk_id_word(s, 169) & 1));
+    ncq_disk_cdl_id_caps(d, buf);
+}
+
+/* Page 04h: current settings (CDL adds its enabled bits) */
+static void ncq_disk_id_settings(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SETTINGS);
+    stq_le_p(buf + 8, ID_QWORD_VALID);
+    ncq_disk_cdl_id_settings(d, buf);
+}
+
+/*
+ * Page 05h: ATA strings as IDENTIFY holds them (bytes swapped in each
+ * word): serial number (words 10-19), firmware revision (23-26), model
+ * number (27-46), additional product identifier (170-173).
+ */
+static void ncq_disk_id_strings(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    static const struct { int at, word, words; } str[] = {
+        { 8, 10, 10 }, { 32, 23, 4 }, { 48, 27, 20 }, { 96, 170, 4 },
+    };
+    int i, k;
+
+    ncq_disk_id_page_header(buf, ID_LOG_STRINGS);
+    for (i = 0; i < ARRAY_SIZE(str); i++) {
+        for (k = 0; k < str[i].words; k++) {
+            stw_le_p(buf + str[i].at + 2 * k,
+                     ncq_disk_id_word(s, str[i].word + k));
+        }
+    }
+}
+
+/*
+ * Page 06h: security: master password identifier (word 92), security
+ * status (128), erase times (89, 90), trusted computing (48).  No
+ * security feature set here: the status and trusted computing qwords
+ * are valid and say so.
+ */
+static void ncq_disk_id_security(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SECURITY);
+    stq_le_p(buf + 8, ID_QWORD_VALID | ncq_disk_id_word(s, 92));
+    stq_le_p(buf + 16, ID_QWORD_VALID | (ncq_disk_id_word(s, 128) & 0xff));
+    stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 89));
+    stq_le_p(buf + 32, ID_QWORD_VALID | ncq_disk_id_word(s, 90));
+    stq_le_p(buf + 40, ID_QWORD_VALID | (ncq_disk_id_word(s, 48) & 1));
+}
+
+/*
+ * Page 08h: SATA settings.  Linux reads NCQ priority support from byte 9
+ * bit 3 (libata's ATA_LOG_NCQ_PRIO_OFFSET); the SATA capability words
+ * 76-79 are copied to qwords 8 and 16.
+ */
+static void ncq_disk_id_sata(NcqDisk *d, IDEState *s, uint8_t *buf)
+{
+    ncq_disk_id_page_header(buf, ID_LOG_SATA);
+    stq_le_p(buf + 8, ID_QWORD_VALID |
+             (d->prop.ncq_prio ? 1ULL << 11 : 0));
+    stq_le_p(buf + 16, ID_QWORD_VALID | ncq_disk_id_word(s, 78) |
+             (uint64_t)ncq_disk_id_word(s, 79) << 16);
+}
+
+typedef struct NcqDiskIdPage {
+    uint8_t page;
+    void (*fill)(NcqDisk *d, IDEState *s, uint8_t *buf);
+} NcqDiskIdPage;
+
+/* The pages a SATA drive of ACS-3/ACS-4's generation has (07h is PATA's) */
+QEMU_BUILD_BUG_ON(ID_LOG_SATA + 1 != NCQ_DISK_ID_LOG_PAGES);
+static const NcqDiskIdPage ncq_disk_id_pages[] = {
+    { ID_LOG_LIST,          NULL },     /* this table */
+    { ID_LOG_COPY,          ncq_disk_id_copy },
+    { ID_LOG_CAPACITY,      ncq_disk_id_capacity },
+    { ID_LOG_CAPABILITIES,  ncq_disk_id_caps },
+    { ID_LOG_SETTINGS,      ncq_disk_id_settings },
+    { ID_LOG_STRINGS,       ncq_disk_id_strings },
+    { ID_LOG_SECURITY,      ncq_disk_id_security },
+    { ID_LOG_SATA,          ncq_disk_id_sata },
+};
+
+void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf, unsigned how)
+{
+    IDEState *s = ncq_disk_state(d);
+    int i;
+
+    if (page == ID_LOG_LIST) {
+        /* the number of pages, then their numbers in ascending order */
+        ncq_disk_id_page_header(buf, page);
+        for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+            buf[9 + i] = ncq_disk_id_pages[i].page;
+        }
+        buf[8] = i;
+        return;
+    }
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+        if (ncq_disk_id_pages[i].page == page) {
+            ncq_disk_id_pages[i].fill(d, s, buf);
+        }
+    }
+    /* a page not in the list (07h) reads as zeros, as on real drives */
 }

@@ -31,23 +31,6 @@
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
-IDEState *ncq_disk_state(NcqDisk *d)
-{
-    IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
-
-    return &bus->ifs[d->dev.unit];
-}
-
-int ncq_disk_outstanding(NcqDisk *d)
-{
-    int i, n = 0;
-
-    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
-        n += d->reqs[i].cmd != NULL;
-    }
-    return n;
-}
-
 void ncq_disk_arm_timer(NcqDisk *d)
 {
     int64_t next = ncq_model_next_event(d->model);
@@ -58,108 +41,6 @@ void ncq_disk_arm_timer(NcqDisk *d)
         timer_del(d->timer);
     } else {
         timer_mod_anticipate_ns(d->timer, next);
-    }
-}
-
-/*
- * Hand a command back to the HBA: @ret 0 or -errno of the host's I/O
- * (the drive's rerror/werror policy applies), or @ata_error, an error the
- * drive reports itself.
- */
-static void ncq_disk_done(NcqDisk *d, IDENCQCmd *cmd, int ret,
-                          uint8_t ata_error)
-{
-    ide_bus_ncq_done(ncq_disk_state(d)->bus, cmd, ret, ata_error);
-}
-
-/* Hand a finished command back to the HBA. */
-static void ncq_disk_finish(NcqDiskReq *r, int ret)
-{
-    IDENCQCmd *cmd = r->cmd;
-
-    r->cmd = NULL;
-    ncq_disk_done(r->disk, cmd, ret, 0);
-}
-
-static void ncq_disk_host_done(void *opaque, int ret)
-{
-    NcqDiskReq *r = opaque;
-
-    NcqDiskWait *w = &r->disk->wait;
-
-    r->aiocb = NULL;
-    r->host_done = true;
-    r->host_ret = ret;
-    if (r->cmd && !r->disk->prop.timing) {
-        ncq_disk_finish(r, ret);
-    }
-    if (w->active && r == &r->disk->reqs[w->done[w->next].id]) {
-        qemu_bh_schedule(w->bh);
-    }
-}
-
-/*
- * Drop a command: no completion will follow for it, and its host I/O has
- * ended (cancelled or finished) when this returns, so no DMA reaches the
- * guest after a reset.  Not blk_aio_cancel(): that waits for the AIOCB's
- * last reference, which a DMA request parked for a bounce buffer (PRDs
- * pointing at MMIO) never drops, as dma_aio_cancel() completes it without
- * releasing it; the guest could hang QEMU.  We wait for our callback.
- */
-IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
-{
-    NcqDisk *d = r->disk;
-    IDENCQCmd *cmd = r->cmd;
-    bool was_aborting = d->aborting;
-
-    r->cmd = NULL;
-    if (r->aiocb) {
-        blk_aio_cancel_async(r->aiocb);
-        /*
-         * The wait runs the main loop's bottom halves, AHCI's command
-         * fetch among them: the drive takes no new command meanwhile.
-         */
-        d->aborting = true;
-        AIO_WAIT_WHILE(NULL, !r->host_done);
-        d->aborting = was_aborting;
-        r->aiocb = NULL;
-    }
-    return cmd;
-}
-
-static void ncq_disk_wait_expired(void *opaque)
-{
-    *(bool *)opaque = true;
-}
-
-/*
- * Wait for @r's host I/O without letting virtual time move (the caller
- * is about to complete it, or to overwrite its sectors).  Host I/O always
- * finishes, except a DMA parked for a bounce buffer that nothing will
- * free: a guest can point PRDs at MMIO after filling the bounce buffer
- * with command lists mapped there too.  So after x-host-wait-ms of wall
- * time give up: cancel it (its command then fails) rather than hang QEMU.
- */
-void ncq_disk_wait_host(NcqDiskReq *r)
-{
-    NcqDisk *d = r->disk;
-    bool expired = false;
-    QEMUTimer *t;
-
-    if (r->host_done) {
-        return;
-    }
-    t = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME, SCALE_MS,
-                      ncq_disk_wait_expired, &expired);
-    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->prop.host_wait_ms);
-    AIO_WAIT_WHILE(NULL, !r->host_done && !expired);
-    timer_free(t);
-    if (!r->host_done) {
-        warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
-                    "ms (DMA to a non-RAM address?); failing its command",
-                    r - d->reqs, d->prop.host_wait_ms);
-        blk_aio_cancel_async(r->aiocb);
-        AIO_WAIT_WHILE(NULL, !r->host_done);
     }
 }
 
@@ -234,6 +115,34 @@ static void ncq_disk_ncq_fail(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
     ncq_disk_ncq_halt(d, failed, tag, error, failed ? failed->lba : 0);
 }
 
+/*
+ * The drive drops its queue (a reset, or the HBA's port stopped;
+ * ncq_disk_drop_all() in ncq-disk.c), in two steps around the held
+ * command's.  First the completions waiting for host I/O become void:
+ * before the drops, whose waits run the bottom half that would otherwise
+ * go on with them.
+ */
+void ncq_disk_queue_void(NcqDisk *d)
+{
+    trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
+    d->queue_gen++;
+    ncq_disk_wait_void(d);
+}
+
+/* Then every queued command is dropped and the model starts afresh. */
+void ncq_disk_queue_drop(NcqDisk *d)
+{
+    int i;
+
+    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
+        if (d->reqs[i].cmd) {
+            ncq_disk_drop(&d->reqs[i]);
+        }
+    }
+    ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    timer_del(d->timer);
+}
+
 /* Keep the model's write cache in step with SET FEATURES. */
 static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
 {
@@ -247,24 +156,6 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
                                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                                   NULL, 0);
     }
-}
-
-/* The command's own host I/O: its data to or from the image. */
-void ncq_disk_host_io(NcqDiskReq *r)
-{
-    IDEState *s = ncq_disk_state(r->disk);
-    IDENCQCmd *cmd = r->cmd;
-    BlockAIOCB *acb;
-
-    if (cmd->is_write) {
-        acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
-                            BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
-    } else {
-        acb = dma_blk_read(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
-                           BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
-    }
-    /* With nothing to transfer the callback has run already */
-    r->aiocb = r->host_done ? NULL : acb;
 }
 
 /* The queued commands the drive holds (tags in use). */
@@ -427,67 +318,6 @@ void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag)
 }
 
 /*
- * The drive drops every command it holds, queued or a held non-queued
- * one: a reset, or the HBA forgetting the commands it issued (its port
- * stopped).  No data moves for them any more and no completion follows;
- * the host issues them again.  A queued command's host I/O, which starts
- * when it arrives, is cancelled or waited for: what reached the image
- * stays there, as a real drive's cache keeps what it was sent.  So does
- * a held WRITE's data (ncq_disk_drop_held()); a held READ has read
- * nothing.
- */
-static void ncq_disk_drop_all(NcqDisk *d)
-{
-    int i;
-
-    trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
-    d->queue_gen++;
-    ncq_disk_wait_void(d);
-    ncq_disk_drop_held(d);
-    ncq_disk_sct_drop(d);
-    for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
-        if (d->reqs[i].cmd) {
-            ncq_disk_drop(&d->reqs[i]);
-        }
-    }
-    ncq_model_reset(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
-    timer_del(d->timer);
-}
-
-/*
- * The port stops (PxCMD.ST=0): the HBA forgets its commands, so the drive
- * drops them.  Not a reset: an NCQ error stays until the host reads log
- * 10h, as Linux's error handler stops and starts the port before it does.
- */
-void ncq_disk_hba_stop(IDEDevice *dev)
-{
-    NcqDisk *d = NCQ_DISK(dev);
-    bool held = d->held.active || d->sct.parked;
-
-    ncq_disk_drop_all(d);
-    if (held) {
-        /* no longer busy with it: the port takes commands again */
-        ncq_disk_state(d)->status = READY_STAT | SEEK_STAT;
-    }
-}
-
-/*
- * IDEDeviceClass.bus_reset: the bus is reset (SRST, COMRESET, an HBA or
- * machine reset, an unplug).  The drive loses its queue and what it held,
- * and its NCQ error with them.
- */
-void ncq_disk_bus_reset(IDEDevice *dev)
-{
-    NcqDisk *d = NCQ_DISK(dev);
-
-    ncq_disk_smart_cancel(d);
-    ncq_disk_drop_all(d);
-    ncq_disk_pm_reset(d);
-    d->ncq_halted = false;
-    d->errlog.valid = false;
-}
-
-/*
  * The error register of an injected media error.  ACS defines UNC for
  * reads only; a write that cannot be written is reported with ABRT, the
  * one error bit ACS lets WRITE commands set for it (docs/faults.md).
@@ -535,6 +365,25 @@ typedef enum NcqDiskNext {
     NCQ_DISK_WAIT,          /* its host I/O is in flight: go on after it */
 } NcqDiskNext;
 
+/*
+ * A queued command fails with an NCQ error: it leaves its slot and the
+ * queue halts; @sense (sense key, ASC, ASCQ), if not NULL, goes to log
+ * 10h with it (a CDL abort: ncq_disk_cdl_complete() says so).
+ */
+static void ncq_disk_ncq_abort(NcqDisk *d, NcqDiskReq *r, uint8_t tag,
+                               uint8_t error, uint64_t lba,
+                               const uint8_t *sense)
+{
+    IDENCQCmd *cmd = r->cmd;
+
+    r->cmd = NULL;
+    ncq_disk_ncq_halt(d, cmd, tag, error, lba);
+    if (sense) {
+        memcpy(d->errlog.sense, sense, sizeof(d->errlog.sense));
+        d->errlog.status |= SENSE_AVAIL_STAT;
+    }
+}
+
 /* The held non-queued command's deadline */
 static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
 {
@@ -555,6 +404,7 @@ static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
 /* A queued command's deadline: complete it once its host I/O is done. */
 static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
 {
+    uint8_t sense[3];
     NcqDiskReq *r;
 
     if (c->id >= NCQ_DISK_MAX_DEPTH) {
@@ -602,17 +452,16 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         return NCQ_DISK_OFF;
     }
     if (ncq_disk_fault_error(c->fault)) {
-        IDENCQCmd *cmd = r->cmd;
-
         /* What a drive reports for a media error (docs/faults.md) */
-        r->cmd = NULL;
         d->count.injected_errors++;
-        ncq_disk_ncq_halt(d, cmd, c->id, ncq_disk_fault_error(c->fault),
-                          c->fault_lba);
+        ncq_disk_ncq_abort(d, r, c->id, ncq_disk_fault_error(c->fault),
+                           c->fault_lba, NULL);
         return NCQ_DISK_NEXT;
     }
-    if (ncq_disk_cdl_complete(d, r, c)) {
-        return NCQ_DISK_NEXT;   /* a missed limit aborted it */
+    if (ncq_disk_cdl_complete(d, r->cmd, c, sense)) {
+        /* a missed limit aborts it, its sense data in log 10h */
+        ncq_disk_ncq_abort(d, r, c->id, ABRT_ERR, c->lba, sense);
+        return NCQ_DISK_NEXT;
     }
     if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
         ncq_disk_corrupt_read(r->cmd, c);

@@ -499,12 +499,12 @@ bool ncq_disk_smart_selective_write(NcqDisk *d, uint16_t page,
 }
 
 /* Give @count sectors of @buf (already in s->io_buffer) to the host. */
-static bool ncq_disk_smart_data_in(IDEState *s, uint32_t count)
+static NcqDiskSmartDone ncq_disk_smart_data_in(IDEState *s, uint32_t count)
 {
     s->status = READY_STAT | SEEK_STAT;
     ide_transfer_start(s, s->io_buffer, 512 * count, ide_transfer_stop);
     ide_bus_set_irq(s->bus);
-    return false;
+    return NCQ_DISK_SMART_DATA;
 }
 
 /* A captive self-test has ended: the command completes. */
@@ -561,8 +561,11 @@ static bool ncq_disk_smart_offline(NcqDisk *d, IDEState *s)
     return false;
 }
 
-/* The SMART command (B0h); true if it has completed. */
-bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
+/*
+ * The SMART command (B0h): what it did, or left to its caller (the log
+ * subcommands, served from the log table).
+ */
+NcqDiskSmartDone ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
 {
     NcqSmart *sm = ncq_disk_sm(d);
 
@@ -570,7 +573,7 @@ bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
     if (s->lcyl != SMART_KEY_MID || s->hcyl != SMART_KEY_HIGH ||
         (!sm->enabled && s->feature != SMART_ENABLE)) {
         ide_abort_command(s);
-        return true;
+        return NCQ_DISK_SMART_COMPLETE;
     }
     switch (s->feature) {
     case SMART_ENABLE:
@@ -598,17 +601,18 @@ bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s)
         ncq_disk_smart_thresholds(d, s->io_buffer);
         return ncq_disk_smart_data_in(s, 1);
     case SMART_READ_LOG:
-        return ncq_disk_log_smart_read(d, s);
+        return NCQ_DISK_SMART_READ_LOG;
     case SMART_WRITE_LOG:
-        return ncq_disk_log_smart_write(d, s);
+        return NCQ_DISK_SMART_WRITE_LOG;
     case SMART_EXECUTE_OFFLINE:
-        return ncq_disk_smart_offline(d, s);
+        return ncq_disk_smart_offline(d, s) ? NCQ_DISK_SMART_COMPLETE :
+                                              NCQ_DISK_SMART_DATA;
     default:
         ide_abort_command(s);
-        return true;
+        return NCQ_DISK_SMART_COMPLETE;
     }
     s->status = READY_STAT | SEEK_STAT;
-    return true;
+    return NCQ_DISK_SMART_COMPLETE;
 }
 
 /* IDENTIFY: SMART supported and enabled, error logging, self-test */
@@ -664,19 +668,13 @@ void ncq_disk_smart_cancel(NcqDisk *d)
     }
 }
 
-/* Power on: QEMU starting, or a system reset */
-void ncq_disk_smart_reset(DeviceState *dev)
+/* Power on: QEMU starting, or a system reset (ncq_disk_reset()) */
+void ncq_disk_smart_reset(NcqDisk *d)
 {
-    NcqDisk *d = NCQ_DISK(dev);
-
-    if (!d->model) {
-        return;
-    }
     timer_del(d->smart.captive);
     d->smart.st.resets++;
     ncq_disk_sct_reset(d);
     ncq_smart_power_cycle(ncq_disk_sm(d), d->model, ncq_disk_smart_now());
-    ncq_disk_pm_power_on(d);
 }
 
 /*

@@ -2,10 +2,12 @@
  * ncq-disk: a SATA hard disk whose NCQ command queue is owned by a timing
  * model of a real drive.
  *
- * This file is the QEMU glue: properties and realize.  IDENTIFY data is
- * built in ncq-disk-identify.c, the queue lives in ncq-disk-queue.c, the
- * logs in ncq-disk-log.c; everything about timing and ordering belongs to
- * the model library in hw/ide/ncq-model/, which includes no QEMU header.
+ * This file is the QEMU glue: properties, realize and the resets (each
+ * part's share of a reset in turn, the parts calling no one up).  IDENTIFY
+ * data is built in ncq-disk-identify.c, the queue lives in
+ * ncq-disk-queue.c, the logs in ncq-disk-log.c; everything about timing
+ * and ordering belongs to the model library in hw/ide/ncq-model/, which
+ * includes no QEMU header.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -566,6 +568,73 @@ static void ncq_disk_describe_properties(ObjectClass *klass)
         "(default: the model's)", ID_FIRMWARE_LEN));
 }
 
+/*
+ * The drive drops every command it holds, queued or a held non-queued
+ * one: a reset, or the HBA forgetting the commands it issued (its port
+ * stopped).  No data moves for them any more and no completion follows;
+ * the host issues them again.  A queued command's host I/O, which starts
+ * when it arrives, is cancelled or waited for: what reached the image
+ * stays there, as a real drive's cache keeps what it was sent.  So does
+ * a held WRITE's data (ncq_disk_drop_held()); a held READ has read
+ * nothing.
+ */
+static void ncq_disk_drop_all(NcqDisk *d)
+{
+    ncq_disk_queue_void(d);
+    ncq_disk_drop_held(d);
+    ncq_disk_sct_drop(d);
+    ncq_disk_queue_drop(d);
+}
+
+/*
+ * The port stops (PxCMD.ST=0): the HBA forgets its commands, so the drive
+ * drops them.  Not a reset: an NCQ error stays until the host reads log
+ * 10h, as Linux's error handler stops and starts the port before it does.
+ */
+void ncq_disk_hba_stop(IDEDevice *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+    bool held = d->held.active || d->sct.parked;
+
+    ncq_disk_drop_all(d);
+    if (held) {
+        /* no longer busy with it: the port takes commands again */
+        ncq_disk_state(d)->status = READY_STAT | SEEK_STAT;
+    }
+}
+
+/*
+ * IDEDeviceClass.bus_reset: the bus is reset (SRST, COMRESET, an HBA or
+ * machine reset, an unplug).  The drive loses its queue and what it held,
+ * and its NCQ error with them.
+ */
+void ncq_disk_bus_reset(IDEDevice *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+
+    ncq_disk_smart_cancel(d);
+    ncq_disk_drop_all(d);
+    ncq_disk_pm_reset(d);
+    d->ncq_halted = false;
+    d->errlog.valid = false;
+}
+
+/*
+ * DeviceClass reset: power on (QEMU starting, or a system reset).  SMART
+ * counts it and SCT's settings return to their power-on values; then the
+ * spindle comes up.
+ */
+static void ncq_disk_reset(DeviceState *dev)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+
+    if (!d->model) {
+        return;
+    }
+    ncq_disk_smart_reset(d);
+    ncq_disk_pm_power_on(d);
+}
+
 static void ncq_disk_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -583,7 +652,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->ncq_restore = ncq_disk_ncq_restore;
     dc->vmsd = &vmstate_ncq_disk;
     /* A system reset is a power cycle for SMART */
-    device_class_set_legacy_reset(dc, ncq_disk_smart_reset);
+    device_class_set_legacy_reset(dc, ncq_disk_reset);
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";
     device_class_set_props(dc, ncq_disk_properties);

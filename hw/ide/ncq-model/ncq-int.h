@@ -24,10 +24,10 @@
  * mechanism of every saved stream, vis.h), which calls none.  state.c (the
  * saved state) sits above them all: it calls the public API, mech.c and
  * layout.c to rebuild what a load recomputes; smart-state.c (the SMART
- * state's stream) calls vis.c only.  Each part of NcqModel is written by the one file named
- * at its type; others read it, or call that file to change it.  A file
- * going up (cache.c needing a decision after a buffer hit) returns what
- * happened and lets its caller act.
+ * state's stream) calls vis.c only.  Each part of NcqModel is written by
+ * the one file named at its type; others read it, or call that file to
+ * change it.  A file going up (cache.c needing a decision after a buffer
+ * hit) returns what happened and lets its caller act.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -60,6 +60,9 @@ typedef struct NcqDiskWait {
     VMChangeStateEntry *vm_change;
 } NcqDiskWait;
 
+/* Status bit 1: sense data available (ACS-5) */
+#define SENSE_AVAIL_STAT        0x02
+
 /* NCQ Command Error log (log address 10h) */
 typedef struct NcqDiskErrorLog {
     bool valid;
@@ -241,24 +244,35 @@ bool ncq_disk_check_clustering(uint32_t sectors, Error **errp);
 bool ncq_disk_check_timeout(const char *prop, const char *text, int64_t ns,
                             Error **errp);
 bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
+/* ncq-disk.c: the resets, each part's share in turn */
+void ncq_disk_bus_reset(IDEDevice *dev);
+void ncq_disk_hba_stop(IDEDevice *dev);
+
+/*
+ * ncq-disk-host.c: the leaf every part calls down to: the drive's IDE
+ * state, a queued command handed back to the HBA, its host I/O
+ */
+IDEState *ncq_disk_state(NcqDisk *d);
+int ncq_disk_outstanding(NcqDisk *d);
+void ncq_disk_done(NcqDisk *d, IDENCQCmd *cmd, int ret, uint8_t ata_error);
+void ncq_disk_finish(NcqDiskReq *r, int ret);
+IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
+void ncq_disk_wait_host(NcqDiskReq *r);
+void ncq_disk_host_io(NcqDiskReq *r);
 
 /* ncq-disk-queue.c */
 void ncq_disk_queue_init(NcqDisk *d);
 void ncq_disk_queue_cleanup(NcqDisk *d);
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
-void ncq_disk_bus_reset(IDEDevice *dev);
-void ncq_disk_hba_stop(IDEDevice *dev);
 void ncq_disk_nonqueued_error(NcqDisk *d);
-int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_arm_timer(NcqDisk *d);
 void ncq_disk_run_held(NcqDisk *d);
-IDEState *ncq_disk_state(NcqDisk *d);
-IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
 void ncq_disk_ncq_halt(NcqDisk *d, IDENCQCmd *failed, uint8_t tag,
                        uint8_t error, uint64_t lba);
-void ncq_disk_wait_host(NcqDiskReq *r);
-void ncq_disk_host_io(NcqDiskReq *r);
+/* dropping the queue: void its waits, (the held command), drop the rest */
+void ncq_disk_queue_void(NcqDisk *d);
+void ncq_disk_queue_drop(NcqDisk *d);
 
 /* ncq-disk-power.c: power loss (docs/faults.md) */
 void ncq_disk_power_init(NcqDisk *d);
@@ -337,7 +351,22 @@ bool ncq_disk_log_smart_read(NcqDisk *d, IDEState *s);
 bool ncq_disk_log_smart_write(NcqDisk *d, IDEState *s);
 bool ncq_disk_log_dma_supported(NcqDisk *d);
 void ncq_disk_log_identify(NcqDisk *d, uint16_t *words);
-void ncq_disk_log_checksum(uint8_t *buf);
+
+/* A log's data structure ends with a checksum: all 512 bytes sum to 0. */
+static inline void ncq_disk_log_checksum(uint8_t *buf)
+{
+    uint8_t sum = 0;
+    int i;
+
+    for (i = 0; i < 511; i++) {
+        sum += buf[i];
+    }
+    buf[511] = -sum;
+}
+
+/* ncq-disk-identify.c: the IDENTIFY DEVICE data log, a row of the table */
+#define NCQ_DISK_ID_LOG_PAGES   9       /* pages 00h-08h */
+NcqDiskLogRead ncq_disk_id_log;                    /* 30h */
 
 /* ncq-disk-cdl.c: Command Duration Limits (docs/cdl.md) */
 bool ncq_disk_cdl_realize(NcqDisk *d, Error **errp);
@@ -349,8 +378,9 @@ NcqDiskLogWrite ncq_disk_cdl_log_write;
 /* CDL's bits in IDENTIFY DEVICE data log pages 03h and 04h */
 void ncq_disk_cdl_id_caps(NcqDisk *d, uint8_t *buf);
 void ncq_disk_cdl_id_settings(NcqDisk *d, uint8_t *buf);
-bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r,
-                           const NcqCompletion *c);
+/* A queued command's CDL outcome; true: the caller aborts it with @sense */
+bool ncq_disk_cdl_complete(NcqDisk *d, IDENCQCmd *cmd, const NcqCompletion *c,
+                           uint8_t sense[3]);
 /*
  * The held non-queued command's CDL outcome at its deadline: 0 if it
  * runs as usual, else the status bits it ends with (sense data available,
@@ -373,9 +403,16 @@ extern const VMStateDescription vmstate_ncq_disk_smart;
 bool ncq_disk_smart_init(NcqDisk *d, Error **errp);
 void ncq_disk_smart_save_file(NcqDisk *d);
 void ncq_disk_smart_cleanup(NcqDisk *d);
-void ncq_disk_smart_reset(DeviceState *dev);
+void ncq_disk_smart_reset(NcqDisk *d);
 void ncq_disk_smart_identify(NcqDisk *d, uint16_t *words);
-bool ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
+/* What the SMART command did, or leaves to its caller (ncq-disk-cmd.c) */
+typedef enum NcqDiskSmartDone {
+    NCQ_DISK_SMART_COMPLETE,    /* it has completed */
+    NCQ_DISK_SMART_DATA,        /* its data moves; the transfer ends it */
+    NCQ_DISK_SMART_READ_LOG,    /* SMART READ LOG: for the log table */
+    NCQ_DISK_SMART_WRITE_LOG,   /* SMART WRITE LOG: likewise */
+} NcqDiskSmartDone;
+NcqDiskSmartDone ncq_disk_smart_cmd(NcqDisk *d, IDEState *s);
 /* SMART's logs, rows of ncq-disk-log.c's table */
 #define NCQ_DISK_ERROR_PAGES        4   /* SMART 02h: 20 errors, 5 a page */
 #define NCQ_DISK_EXT_ERROR_PAGES    5   /* GP 03h: 20 errors, 4 a page */
