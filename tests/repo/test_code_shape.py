@@ -1,6 +1,6 @@
 """The shape of the C code: no function over 80 lines in hw/ and tools/
-(data tables aside), and no circle among the model library's files or
-ncq-sim's.
+(data tables aside), and no circle among the files of the model library,
+the device (hw/ide/ncq-disk) or ncq-sim.
 cscan.py defines what counts as a function and a call."""
 import glob
 import os
