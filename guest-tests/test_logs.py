@@ -46,7 +46,10 @@ smartctl -l sataphy $D > /results/sataphy.txt; echo "sataphy $?"
 smartctl -l devstat $D > /results/devstat.txt; echo "devstat $?"
 smartctl -l scterc $D > /results/scterc.txt; echo "scterc $?"
 smartctl -l directory $D > /results/directory.txt; echo "directory $?"
-# every log of the SMART directory (access SL), read by SMART READ LOG
+# every log of the SMART directory (access SL), read by SMART READ LOG;
+# E1h (SCT data transfer) holds data only after an SCT command that has
+# some: the temperature history's (-l scttemphist) is the last one here
+smartctl -l scttemphist $D > /results/scttemphist.txt; echo "scttemphist $?"
 for a in $(awk '/^0x[0-9a-f][0-9a-f] +[^ ]*SL/ {print $1}' /results/directory.txt); do
     smartctl -l smartlog,$a $D > /results/smartlog-$a.txt 2>&1
     echo "smartlog $a $?"
@@ -155,7 +158,8 @@ def test_smartctl_says_not_supported_of_nothing_claimed(run):
 
 def test_smartctl_reads_every_smart_log(run):
     """Every log the SMART directory lists reads through SMART READ LOG
-    (smartctl -l smartlog,ADDR exits 0 and prints its bytes)."""
+    (smartctl -l smartlog,ADDR exits 0 and prints its bytes); E1h after
+    an SCT command that left data in it (-l scttemphist)."""
     reads = dict(re.findall(r"^smartlog (0x[0-9a-f]{2}) (\d+)$", run.output,
                             re.M))
     # 00h 01h 02h 04h 06h 09h 30h E0h E1h

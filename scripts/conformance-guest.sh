@@ -38,6 +38,7 @@ EOF
     echo /tmp/job.fio
 }
 dmesg_bad() { dmesg | grep -Ei 'NCQ disabled|failed command|exception Emask|hard resetting|limiting SATA|timeout' ; }
+echo "boot_queue_depth $(cat $SYS/queue_depth)"
 dmesg -c > "$RESULTS/dmesg-boot.txt"
 echo "libata: $(grep -o 'ata[0-9.]*: [0-9]* sectors.*' "$RESULTS/dmesg-boot.txt" | head -1)"
 
