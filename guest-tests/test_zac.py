@@ -54,10 +54,10 @@ def run(tmp_path_factory, qemu_build, guest_image):
                            device="ncq-disk,model=wd-hc620",
                            disk_size=str(CAPACITY * 512), timeout_s=400)
     res = guest.run(Workload(script=SCRIPT))
-    assert res.status == 0, f"workload failed:\n{res.output}"
     print(res.output)
     print("\n".join(line for line in res.dmesg.splitlines()
                     if re.search(r"ata\d|sd \d|sda", line)))
+    assert res.status == 0, f"workload failed:\n{res.output}"
     return res
 
 

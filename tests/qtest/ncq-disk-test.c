@@ -4087,7 +4087,7 @@ static void test_zac_identify(void)
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 9, 1, page),
                     ==, 0);
     g_assert_cmphex(ldq_le_p(page), ==, 0x8000000000090001ULL);
-    g_assert_cmphex(ldq_le_p(page + 8), ==, 1ULL << 63);       /* URSWRZ 0 */
+    g_assert_cmphex(ldq_le_p(page + 8), ==, (1ULL << 63) | 1); /* URSWRZ */
     g_assert_cmphex(ldq_le_p(page + 40), ==, (1ULL << 63) | 128);
     ncq_shutdown(ahci);
 
@@ -4285,6 +4285,47 @@ static void test_zac_bad_image(void)
     g_assert_cmpint(count_own_lines(err2), ==, 1);
 }
 
+/*
+ * Zone state migrates with the model's state: an explicitly open zone,
+ * a closed one with its pointer, and sense data reporting arrive as they
+ * left, and the destination goes on from them (a write at the pointer,
+ * one off it refused with its sense).
+ */
+static void test_zac_migrate(void)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw",
+                                             zoned_img_path);
+    uint8_t port, status, data[4096];
+    AHCIQState *src = ncq_boot_drive(drive, ZAC_PROPS, &port);
+    AHCIQState *dst = ncq_boot_incoming(drive, ZAC_PROPS);
+    const uint64_t z1 = ZAC_SWR0, z2 = ZAC_SWR0 + ZAC_ZONE;
+    uint64_t wp, gbuf;
+
+    g_assert_cmphex(raw_cmd(src, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0xc3, 0, 1, 0, 0, &status), ==, 0);
+    memset(data, 0x77, sizeof(data));
+    g_assert_cmphex(zac_out(src, port, 0x03, z1, false), ==, 0);
+    ncq_io(src, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z2);
+    g_assert_cmphex(zac_out(src, port, 0x01, z2, false), ==, 0);
+    ncq_migrate(src, dst);
+
+    g_assert_cmphex(zac_cond(dst, port, z1, &wp), ==, 0x3);
+    g_assert_cmphex(wp, ==, z1);
+    g_assert_cmphex(zac_cond(dst, port, z2, &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, z2 + 8);
+    ncq_io(dst, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z2 + 8);
+    g_assert_cmphex(zac_cond(dst, port, z2, &wp), ==, 0x2);
+    g_assert_cmphex(wp, ==, z2 + 16);
+    gbuf = ahci_alloc(dst, 4096);
+    g_assert_cmphex(raw_cmd(dst, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, z2, 8, gbuf, 4096, &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(dst, port), ==, 0x052104);
+    ahci_free(dst, gbuf);
+    ncq_shutdown(src);
+    ncq_shutdown(dst);
+}
+
 static void make_images(void)
 {
     int fd;
@@ -4458,6 +4499,7 @@ static void add_fault_and_other_tests(void)
     qtest_add_func("/ncq-disk/zac/zone-actions", test_zac_zone_actions);
     qtest_add_func("/ncq-disk/zac/write-errors", test_zac_write_errors);
     qtest_add_func("/ncq-disk/zac/bad-image", test_zac_bad_image);
+    qtest_add_func("/ncq-disk/zac/migrate", test_zac_migrate);
 }
 
 /* ---- Power modes (docs/power-modes.md) ---- */
