@@ -4163,12 +4163,26 @@ static void test_zac_zone_actions(void)
     uint8_t port, data[4096];
     AHCIQState *ahci = zac_boot(&port);
     const uint64_t z1 = ZAC_SWR0, z2 = ZAC_SWR0 + ZAC_ZONE;
+    QDict *info, *zones, *oz;
+    QList *open;
     uint64_t wp;
 
     memset(data, 0x3c, sizeof(data));
     g_assert_cmphex(zac_out(ahci, port, 0x03, z1, false), ==, 0);  /* OPEN */
     g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x3);
     g_assert_cmphex(wp, ==, z1);
+    /* query-ncq-disk: the zones by condition, the open one */
+    info = query_disk(ahci);
+    zones = qdict_get_qdict(info, "zones");
+    g_assert_cmpint(qdict_get_int(zones, "zones"), ==, ZAC_ZONES);
+    g_assert_cmpint(qdict_get_int(zones, "max-open"), ==, 128);
+    open = qdict_get_qlist(zones, "open");
+    g_assert_cmpint(qlist_size(open), ==, 1);
+    oz = qobject_to(QDict, qlist_peek(open));
+    g_assert_cmpint(qdict_get_int(oz, "zone"), ==, ZAC_CONV);
+    g_assert_cmpint(qdict_get_int(oz, "write-pointer"), ==, z1);
+    g_assert_cmpstr(qdict_get_str(oz, "condition"), ==, "explicitly-open");
+    qobject_unref(info);
     ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1);
     g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x3);
     g_assert_cmphex(wp, ==, z1 + 8);

@@ -87,7 +87,7 @@ bool ncq_disk_zac_check(NcqDisk *d, int64_t image_sectors, Error **errp)
                    "(qemu-img create -f qcow2 FILE %" PRIu64 ")",
                    image_sectors, p->name, p->capacity / p->zone_sectors,
                    p->zone_sectors, p->capacity,
-                   p->capacity * BDRV_SECTOR_SIZE);
+                   (uint64_t)(p->capacity * BDRV_SECTOR_SIZE));
         return false;
     }
     return true;
