@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Refresh the `$ ncq-sim ...` sessions of the docs after a timing change.
 
 Re-runs every session as tests/repo/test_docs.py does (the convention is
@@ -13,6 +12,9 @@ new output is written and the line is reported.
 
     scripts/update-doc-sessions.py [--check] [DOC.md ...]
 
+(the command runs this module, `python3 -m docsessions`, with the
+checkout's package roots: scripts/pyrun.py, pyproject.toml)
+
 Without DOC, every page test_docs.py checks (README.md, docs/**/*.md).
 --check writes nothing and exits 1 if some session would change. A
 command that fails is reported and its output left alone (exit 1).
@@ -26,9 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "repo"))
-import mdblocks  # noqa: E402  (the one parser of the convention)
+import mdblocks  # the one parser of the convention
+from repopaths import ROOT
 
 
 def ncq_sim_dir():
@@ -131,7 +132,8 @@ def update_page(path, bindir, check):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="scripts/update-doc-sessions.py",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 if some output differs")
     ap.add_argument("docs", nargs="*", type=Path)

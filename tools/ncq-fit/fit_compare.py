@@ -13,7 +13,8 @@ within the tolerance.  Writes response-time CDF plots, compare.md and
 compare.json (the cells) into --out.  Exit status 0 when every cell is
 within, 1 when any is outside (the last line says how many), 2 for bad
 input (one line).
-See docs/ncq-fit.md, "Checking a fitted model".
+See docs/ncq-fit.md, "Checking a fitted model".  tools/ncq-fit/fit-compare.py
+runs this module (`python3 -m fit_compare`, scripts/pyrun.py).
 """
 
 import argparse
@@ -21,11 +22,9 @@ import json
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import ncqfit_sim as ns  # noqa: E402  (after the path is set)
-import fit_workloads as fw  # noqa: E402
-import scenarios as sc  # noqa: E402  (ncqfit_sim put guest-tests on the path)
+import ncqfit_sim as ns
+import fit_workloads as fw
+import scenarios as sc
 
 METRICS = ("IOPS", "p50", "p90", "p99", "p99.9", "max", "mean")
 

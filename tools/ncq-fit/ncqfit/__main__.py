@@ -8,6 +8,7 @@
           [--host-us US]              fit a probe's samples (from another
                                       machine, or a guest)
 
+Run as tools/ncq-fit/ncq-fit or `python3 -m ncqfit` (scripts/pyrun.py).
 Writes DIR/<name>.ncqm, DIR/report.md and its plots; `fit` of a DEVICE run
 also keeps DIR/samples.jsonl.
 """
@@ -19,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+# the probe's sources: tools/ncq-fit/probe-*.c
+HERE = Path(__file__).resolve().parent.parent
 
 from ncqfit import calibrate, fit, report, samples, writer  # noqa: E402
 
