@@ -141,3 +141,86 @@ def test_device_md_gives_ncq_disk_set_arguments():
     assert ["id"] + re.findall(r"\[([\w-]+)\]", said.group(1)) == args, (
         f"docs/device.md: `ncq-disk-set id {said.group(1)}`; "
         f"qapi/ncq-disk.json: {args}")
+
+
+# --- what the 6.12 run takes ---------------------------------------------
+
+def second_kernel_files():
+    src = read("scripts/test.sh")
+    m = re.search(r'pytest_step "guest tests on 6\.12 \(pytest\)"(.*?)"\$@"',
+                  src, re.S)
+    assert m, "scripts/test.sh: no `guest tests on 6.12` step"
+    return sorted(re.findall(r"guest-tests/(test_\w+\.py)", m.group(1)))
+
+
+def test_docs_list_what_the_6_12_run_takes():
+    files = second_kernel_files()
+    wrong = []
+    for doc in ("README.md", "docs/kernel-testing.md"):
+        text = " ".join(read(doc).split())
+        m = re.search(r"on 6\.1, then again on 6\.12: (.*?)\)?\.(?= |$)", text)
+        if not m:
+            wrong.append(f"{doc}: no \"on 6.1, then again on 6.12: ...\"")
+            continue
+        said = sorted(set(re.findall(r"`(test_\w+\.py)`", m.group(1))))
+        if said != files:
+            wrong.append(f"{doc}: {said}")
+    assert not wrong, (f"scripts/test.sh runs {files} on 6.12; but\n"
+                       + "\n".join(wrong))
+
+
+# --- the README's times: docs/build.md keeps them ------------------------
+
+def test_readme_times_are_build_md_s():
+    """The README's two commands carry their times; docs/build.md's times
+    section gives the same ones, beside the measured runs they come from
+    (the timing history lives there only)."""
+    readme = read("README.md")
+    build = " ".join(read("docs/build.md").split())
+    demo = re.search(r"scripts/demo\.sh +#.*: (about [^\n]*)", readme)
+    test = re.search(r"scripts/test\.sh +#.*: (about [^\n]*)", readme)
+    assert demo and test, "README.md: the two commands' times not found"
+    m = re.search(r"The README's figures .*?: `scripts/demo\.sh` (about .*?); "
+                  r"`scripts/test\.sh` (about .*?) \(", build)
+    assert m, "docs/build.md: no \"The README's figures ...\" line"
+    assert (demo.group(1), test.group(1)) == m.groups(), (
+        f"README.md: demo {demo.group(1)!r}, test {test.group(1)!r}; "
+        f"docs/build.md: {m.groups()}")
+
+
+# --- counts the docs spell out --------------------------------------------
+
+WORDS = ("zero one two three four five six seven eight nine ten eleven "
+         "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+         "nineteen twenty").split()
+
+
+def test_counts_of_guest_tests_drives():
+    """How many drives test_identify.py and test_many_drives.py boot, as
+    the docs count them, is what the tests take."""
+    import test_identify
+    import test_many_drives
+    checks = [
+        (r"\b(\w+) hard-disk models\b|test_identify\.py`: (\w+) drives",
+         len(test_identify.hard_disk_models())),
+        (r"\b(\w+) (?:ncq-disks|drives) of \w+ models|"
+         r"\b\w+ (?:ncq-disks|drives) of (\w+) models|"
+         r"test_many_drives\.py` runs (\w+) ncq-disks|"
+         r"test_many_drives\.py: (\w+) drives",
+         len(test_many_drives.DRIVES)),
+    ]
+    wrong = []
+    for pattern, want in checks:
+        pattern = "(?:" + pattern + ")"
+        found = []
+        for doc in [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")):
+            text = " ".join(doc.read_text(encoding="utf-8").split())
+            for m in re.finditer(pattern, text):
+                w = next(g for g in m.groups() if g).lower()
+                if w.isdigit() or w in WORDS:
+                    found.append((os.path.relpath(doc, ROOT), m.group(0),
+                                  int(w) if w.isdigit() else WORDS.index(w)))
+        assert found, f"no doc matches {pattern}"
+        wrong += [f"{d}: \"{text}\" (the test takes {want})"
+                  for d, text, n in found if n != want]
+    assert not wrong, "\n".join(wrong)
