@@ -224,3 +224,82 @@ def test_counts_of_guest_tests_drives():
         wrong += [f"{d}: \"{text}\" (the test takes {want})"
                   for d, text, n in found if n != want]
     assert not wrong, "\n".join(wrong)
+
+
+# --- docs/smart.md's two log directories ----------------------------------
+
+def test_smart_md_directories_are_the_log_table():
+    """smart.md names what each log directory lists; both come from
+    ncq_disk_logs[] (test_tables.py reads it), less the directory itself."""
+    from test_tables import log_rows
+    rows = log_rows()
+    gpl = {a for a, (g, s) in rows.items() if g and a}
+    smart = {a for a, (g, s) in rows.items() if s and a}
+    text = " ".join(read("docs/smart.md").split())
+    m = re.search(r"the GP log directory \(READ LOG EXT 00h\) lists (.*?); "
+                  r"the SMART directory (.*?)\.", text)
+    assert m, "docs/smart.md: no \"the GP log directory ... lists\" sentence"
+
+    def hexes(s):
+        return {int(h, 16) for h in re.findall(r"\b([0-9A-F]{2})h\b", s)}
+    said_gpl = hexes(m.group(1)) - {0}
+    said_smart = hexes(m.group(2))
+    assert (said_gpl, said_smart) == (gpl, smart), (
+        f"docs/smart.md: GP {sorted(map(hex, said_gpl))}, SMART "
+        f"{sorted(map(hex, said_smart))}; ncq_disk_logs[]: GP "
+        f"{sorted(map(hex, gpl))}, SMART {sorted(map(hex, smart))}")
+
+
+# --- a figure quoted right before a checked session is the session's ------
+
+def test_iops_quoted_before_a_session_are_its_output():
+    """"Figures quoted in the prose come from the blocks next to them"
+    (docs/ncq-sim.md, "Checked examples"): the IOPS figures of the sentence
+    that introduces a session (it ends with a colon) are figures the
+    session prints, to the digits quoted."""
+    import mdblocks
+    wrong = []
+    for doc in [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md")):
+        rel = os.path.relpath(doc, ROOT)
+        text = doc.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for b in mdblocks.blocks(rel, text):
+            if not mdblocks.session(b):
+                continue
+            printed = [float(x) for x in re.findall(
+                r"-?\d+(?:\.\d+)?", " ".join(
+                    ln for ln in b.lines if not ln.startswith("$ ")))]
+            i = b.line - 2
+            while i >= 0 and not lines[i].strip():
+                i -= 1
+            para = []
+            while i >= 0 and lines[i].strip() and "```" not in lines[i]:
+                para.insert(0, lines[i])
+                i -= 1
+            para = " ".join(" ".join(para).split())
+            if not para.endswith(":"):
+                continue
+            sentence = re.split(r"(?<=[.;]) ", para)[-1]
+            for m in re.finditer(r"(\d+(?:\.\d+)?)(?= IOPS| against "
+                                 r"[^.]*? IOPS)", sentence):
+                n = m.group(1)
+                places = len(n.split(".")[1]) if "." in n else 0
+                if not any(round(x, places) == float(n) for x in printed):
+                    wrong.append(f"{rel}:{b.line}: \"{sentence}\": {n} is "
+                                 "not a figure the session prints")
+    assert not wrong, "\n".join(wrong)
+
+
+# --- ncq-sim's options, each described in docs/ncq-sim.md ------------------
+
+def test_ncq_sim_md_describes_every_option(ncq_sim_dir):
+    import subprocess
+    r = subprocess.run([str(ncq_sim_dir / "ncq-sim"), "--help"],
+                       capture_output=True, text=True)
+    options = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)",
+                             r.stdout + r.stderr)) - {"--help"}
+    assert len(options) > 20, f"ncq-sim --help read as {sorted(options)}"
+    doc = read("docs/ncq-sim.md")
+    missing = sorted(o for o in options
+                     if not re.search(re.escape(o) + r"(?![\w-])", doc))
+    assert not missing, f"docs/ncq-sim.md does not describe {missing}"
