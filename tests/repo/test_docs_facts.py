@@ -303,3 +303,35 @@ def test_ncq_sim_md_describes_every_option(ncq_sim_dir):
     missing = sorted(o for o in options
                      if not re.search(re.escape(o) + r"(?![\w-])", doc))
     assert not missing, f"docs/ncq-sim.md does not describe {missing}"
+
+
+# --- docs/smart.md's attributes: smart.c's two tables ---------------------
+
+def smart_attr_table(name):
+    src = read("hw/ide/ncq-model/smart.c")
+    body = re.search(rf"{name}\[\] = \{{(.*?)\n\}};", src, re.S)
+    assert body, f"smart.c: no {name}[]"
+    return [(int(i), int(f, 16), int(t), n) for i, f, t, n in re.findall(
+        r"\{ (\d+),\s+(0x[0-9a-f]+), (\d+),\s+\w+,\s*\"(\w+)\" \}",
+        body.group(1))]
+
+
+def test_smart_md_attributes_are_smart_c_s():
+    seagate = smart_attr_table("ncq_smart_seagate")
+    generic = smart_attr_table("ncq_smart_generic")
+    doc = read("docs/smart.md")
+    rows = [(int(i), n, int(f, 16), int(t)) for i, n, f, t in re.findall(
+        r"^\| (\d+) \| (\w+) \| (0x[0-9a-f]+) \| (\d+) \|", doc, re.M)]
+    assert rows == [(i, n, f, t) for i, f, t, n in seagate], (
+        f"docs/smart.md's attribute table: {rows}; ncq_smart_seagate[]: "
+        f"{seagate}")
+    text = " ".join(doc.split())
+    m = re.search(r"default names: (.*?), from the same counters", text)
+    assert m, "docs/smart.md: no list of the other makers' attributes"
+    said = []
+    for item in re.split(r", (?:and )?| and ", m.group(1)):
+        thr = re.search(r"\((?:threshold )?(\d+)\)", item)
+        said.append((int(item.split()[0]), int(thr.group(1)) if thr else 0))
+    assert said == [(i, t) for i, f, t, n in generic], (
+        f"docs/smart.md: {m.group(1)}; ncq_smart_generic[]: "
+        f"{[(i, t, n) for i, f, t, n in generic]}")
