@@ -335,3 +335,13 @@ def test_smart_md_attributes_are_smart_c_s():
     assert said == [(i, t) for i, f, t, n in generic], (
         f"docs/smart.md: {m.group(1)}; ncq_smart_generic[]: "
         f"{[(i, t, n) for i, f, t, n in generic]}")
+
+
+def test_layout_md_names_every_ncqfit_module():
+    mods = sorted(p.stem for p in (ROOT / "tools/ncq-fit/ncqfit").glob("*.py")
+                  if p.stem != "__init__")
+    row = next(line for line in read("docs/LAYOUT.md").splitlines()
+               if line.startswith("| `tools/ncq-fit/ncqfit/*.py`"))
+    said = set(re.findall(r"`(\w+)`", row))
+    assert not set(mods) - said, (
+        f"docs/LAYOUT.md's ncqfit row misses {sorted(set(mods) - said)}")
