@@ -345,3 +345,26 @@ def test_layout_md_names_every_ncqfit_module():
     said = set(re.findall(r"`(\w+)`", row))
     assert not set(mods) - said, (
         f"docs/LAYOUT.md's ncqfit row misses {sorted(set(mods) - said)}")
+
+
+def test_suite_times_only_in_build_md():
+    """How long the suite or CI took is kept in docs/build.md's times
+    section; another doc's prose points there (the README's two figures,
+    in its command block, are checked equal to build.md's above)."""
+    found = []
+    for doc in [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md")):
+        rel = os.path.relpath(doc, ROOT)
+        if rel == "docs/build.md":
+            continue
+        prose = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"),
+                       flags=re.S)
+        for para in re.split(r"\n\s*\n", prose):
+            flat = " ".join(para.split())
+            for s in re.split(r"(?<=[.;!?|]) ", flat):
+                if re.search(r"scripts/test\.sh|\.ci/run|\bsuite\b|\bCI\b|"
+                             r"from nothing|nothing cached|caches", s) and \
+                        re.search(r"\b\d+(\.\d+)? ?min\b", s):
+                    found.append(f"{rel}: {s[:200]}")
+    assert not found, ("the suite's times belong in docs/build.md "
+                       "(\"Times on the 2-core reference machine\"):\n"
+                       + "\n".join(found))
