@@ -368,3 +368,24 @@ def test_suite_times_only_in_build_md():
     assert not found, ("the suite's times belong in docs/build.md "
                        "(\"Times on the 2-core reference machine\"):\n"
                        + "\n".join(found))
+
+
+# --- the first Linux with CDL: the guest test's bound ---------------------
+
+def test_cdl_linux_version_is_the_guest_test_s():
+    """README and cdl.md say from which Linux on CDL works; test_cdl.py
+    skips kernels before the same version."""
+    src = read("guest-tests/test_cdl.py")
+    m = re.search(r">= \((\d+), (\d+)\)", src)
+    assert m, "guest-tests/test_cdl.py: no kernel version bound"
+    want = f"{m.group(1)}.{m.group(2)}"
+    said = []
+    for doc in ("README.md", "docs/cdl.md"):
+        text = " ".join(read(doc).split())
+        said += [(doc, v) for v in re.findall(
+            r"Linux (\d+\.\d+) and later find Command Duration Limits|"
+            r"Linux drives them over NCQ since (\d+\.\d+)", text)]
+    said = [(d, a or b) for d, (a, b) in said]
+    assert {d for d, v in said} == {"README.md", "docs/cdl.md"}, said
+    assert all(v == want for d, v in said), (
+        f"test_cdl.py takes Linux {want} and later; the docs say {said}")
