@@ -389,3 +389,22 @@ def test_cdl_linux_version_is_the_guest_test_s():
     assert {d for d, v in said} == {"README.md", "docs/cdl.md"}, said
     assert all(v == want for d, v in said), (
         f"test_cdl.py takes Linux {want} and later; the docs say {said}")
+
+
+def test_layout_md_names_every_device_part():
+    """LAYOUT.md's row for the device's other parts says what each file
+    does: one `-name` per hw/ide/ncq-disk/ncq-disk-*.c (the files with a
+    row of their own aside)."""
+    rows = [line for line in read("docs/LAYOUT.md").splitlines()
+            if line.startswith("| `hw/ide/ncq-disk/")]
+    own = set()
+    for line in rows:
+        own |= set(re.findall(r"`hw/ide/ncq-disk/(ncq-disk-[\w-]+)\.c`",
+                              line.split("|")[1]))
+    parts = next(line for line in rows
+                 if line.startswith("| `hw/ide/ncq-disk/ncq-disk-*.c`"))
+    said = {f"ncq-disk{n}" for n in re.findall(r"`(-[a-z-]+)`", parts)}
+    files = {p.stem for p in (ROOT / "hw/ide/ncq-disk").glob("ncq-disk-*.c")}
+    assert files - own == said, (
+        f"docs/LAYOUT.md's parts row: missing {sorted(files - own - said)}, "
+        f"no such file {sorted(said - files)}")
