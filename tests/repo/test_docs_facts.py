@@ -408,3 +408,17 @@ def test_layout_md_names_every_device_part():
     assert files - own == said, (
         f"docs/LAYOUT.md's parts row: missing {sorted(files - own - said)}, "
         f"no such file {sorted(said - files)}")
+
+
+def test_readme_names_every_policy():
+    """The README's first paragraph names the firmware's policies: all of
+    policy.c's table (as test_tables.py reads it), in its order."""
+    from test_tables import names
+    text = " ".join(read("README.md").split())
+    m = re.search(r"reordering policy \(([^)]*?), with a starvation", text)
+    assert m, "README.md: no \"reordering policy (...\" list"
+    said = [re.sub(r"[^a-z]", "", w.lower().replace("aged ", "aged-"))
+            for w in m.group(1).split(", ")]
+    want = [re.sub(r"[^a-z]", "", n) for n in names()]
+    assert said == want, (f"README.md names {m.group(1)}; policy.c's table "
+                          f"has {names()}")
