@@ -422,3 +422,15 @@ def test_readme_names_every_policy():
     want = [re.sub(r"[^a-z]", "", n) for n in names()]
     assert said == want, (f"README.md names {m.group(1)}; policy.c's table "
                           f"has {names()}")
+
+
+def test_trace_schema_md_has_every_column():
+    """trace-schema.md's table has one row per column of the trace, in the
+    order of NCQ_TRACE_COLUMNS (the header every trace starts with)."""
+    src = read("include/hw/ide/ncq-model.h")
+    m = re.search(r'#define NCQ_TRACE_COLUMNS ((?:"[^"]*"\s*\\?\s*)+)', src)
+    assert m, "ncq-model.h: no NCQ_TRACE_COLUMNS"
+    cols = "".join(re.findall(r'"([^"]*)"', m.group(1))).strip().split(",")
+    rows = re.findall(r"^\| `(\w+)` \|", read("docs/trace-schema.md"), re.M)
+    assert rows[:len(cols)] == cols, (
+        f"docs/trace-schema.md's rows {rows}; NCQ_TRACE_COLUMNS {cols}")
