@@ -434,3 +434,15 @@ def test_trace_schema_md_has_every_column():
     rows = re.findall(r"^\| `(\w+)` \|", read("docs/trace-schema.md"), re.M)
     assert rows[:len(cols)] == cols, (
         f"docs/trace-schema.md's rows {rows}; NCQ_TRACE_COLUMNS {cols}")
+
+
+def test_trace_schema_md_gives_every_reason():
+    src = read("hw/ide/ncq-model/model.c")
+    m = re.search(r"ncq_reason_name\(.*?\{(.*?)\};", src, re.S)
+    assert m, "model.c: no ncq_reason_name()"
+    reasons = re.findall(r'"(\w+)"', m.group(1))
+    row = re.search(r"^\| `reason` \|(.*)$", read("docs/trace-schema.md"),
+                    re.M)
+    said = re.findall(r"`(\w+)`(?: \(|,| \||$)", row.group(1))
+    assert said == reasons, (f"docs/trace-schema.md's reasons {said}; "
+                             f"ncq_reason_name(): {reasons}")
