@@ -33,7 +33,6 @@ import asyncio
 import os
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path

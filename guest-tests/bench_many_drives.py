@@ -22,7 +22,6 @@ snapshot).
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path

@@ -11,7 +11,6 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 from .fit import link_ns
