@@ -446,3 +446,26 @@ def test_trace_schema_md_gives_every_reason():
     said = re.findall(r"`(\w+)`(?: \(|,| \||$)", row.group(1))
     assert said == reasons, (f"docs/trace-schema.md's reasons {said}; "
                              f"ncq_reason_name(): {reasons}")
+
+
+def test_ncq_sim_md_gives_every_default(ncq_sim_dir):
+    """A default ncq-sim's help states is the one docs/ncq-sim.md's option
+    table gives."""
+    import subprocess
+    r = subprocess.run([str(ncq_sim_dir / "ncq-sim"), "--help"],
+                       capture_output=True, text=True)
+    rows = [ln.replace("`", "") for ln in read("docs/ncq-sim.md").splitlines()
+            if ln.startswith("| `--")]
+    wrong = []
+    for entry in re.split(r"\n  (?=--)", r.stdout + r.stderr):
+        opt = re.match(r"(--[a-z-]+)", entry)
+        default = re.search(r"\(default\s+([^);]+)", " ".join(entry.split()))
+        if not opt or not default:
+            continue
+        val = default.group(1).strip().replace("MODEL", "<model>")
+        mine = [row for row in rows
+                if re.search(re.escape(opt.group(1)) + r"(?![\w-])", row)]
+        if not any(val in row for row in mine):
+            wrong.append(f"{opt.group(1)}: help says default {val}; "
+                         f"docs/ncq-sim.md: {mine}")
+    assert not wrong, "\n".join(wrong)
