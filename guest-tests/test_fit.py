@@ -34,9 +34,8 @@ from ncqguest import Guest, Workload, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 FIT_DIR = ROOT / "tools/ncq-fit"
-sys.path.insert(0, str(FIT_DIR))
-from ncqfit import layout  # noqa: E402
-from ncqfit import fit as ncqfit_fit, samples as ncqfit_samples  # noqa: E402
+from ncqfit import layout
+from ncqfit import fit as ncqfit_fit, samples as ncqfit_samples
 
 MODELS = ROOT / "hw/ide/ncq-model/models"
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"

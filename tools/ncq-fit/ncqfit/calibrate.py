@@ -12,7 +12,6 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 from .fit import link_ns
@@ -66,7 +65,6 @@ def min_readahead(f, render, workdir, sim):
     between a completion and the next command, and the minimum read-ahead
     whose time per read comes closest to the measured one wins.  Returns
     a note or None without depth-1 reads or a buffer hit."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import ncqfit_sim
 
     d1 = sorted((r for r in f.data.get("queue_records") or ()
@@ -185,7 +183,6 @@ def calibrate(f, render, workdir, count=6000):
     mra = min_readahead(f, render, workdir, sim)
     if not deep or f.get("firmware", "policy") != "sptf":
         return mra
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import ncqfit_sim
 
     recs = f.data.get("queue_records") or ()
