@@ -158,6 +158,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     ncq_disk_log_identify(d, words);
     ncq_disk_pm_identify(words);
     ncq_disk_sct_identify(d, words);
+    ncq_disk_zac_identify(d, words);
     ncq_disk_identify_checksum(words);
 }
 
@@ -192,6 +193,7 @@ uint8_t ncq_disk_sata_gen(IDEDevice *dev)
 #define ID_LOG_STRINGS              0x05
 #define ID_LOG_SECURITY             0x06
 #define ID_LOG_SATA                 0x08
+#define ID_LOG_ZONED                0x09        /* host-managed models */
 
 /* A qword of the IDENTIFY DEVICE data log: bit 63 says it is valid */
 #define ID_QWORD_VALID              (1ULL << 63)
@@ -322,10 +324,10 @@ static void ncq_disk_id_sata(NcqDisk *d, IDEState *s, uint8_t *buf)
 typedef struct NcqDiskIdPage {
     uint8_t page;
     void (*fill)(NcqDisk *d, IDEState *s, uint8_t *buf);
+    bool (*present)(NcqDisk *d);    /* NULL: on every drive */
 } NcqDiskIdPage;
 
 /* The pages a SATA drive of ACS-3/ACS-4's generation has (07h is PATA's) */
-QEMU_BUILD_BUG_ON(ID_LOG_SATA + 1 != NCQ_DISK_ID_LOG_PAGES);
 static const NcqDiskIdPage ncq_disk_id_pages[] = {
     { ID_LOG_LIST,          NULL },     /* this table */
     { ID_LOG_COPY,          ncq_disk_id_copy },
@@ -335,7 +337,28 @@ static const NcqDiskIdPage ncq_disk_id_pages[] = {
     { ID_LOG_STRINGS,       ncq_disk_id_strings },
     { ID_LOG_SECURITY,      ncq_disk_id_security },
     { ID_LOG_SATA,          ncq_disk_id_sata },
+    { ID_LOG_ZONED,         ncq_disk_zac_id_page, ncq_disk_zoned },
 };
+
+/* Is page @i of the table there on this drive? */
+static bool ncq_disk_id_page_present(NcqDisk *d, int i)
+{
+    return !ncq_disk_id_pages[i].present || ncq_disk_id_pages[i].present(d);
+}
+
+/* The log's length: up to its last page present */
+uint16_t ncq_disk_id_npages(NcqDisk *d)
+{
+    uint16_t n = 0;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+        if (ncq_disk_id_page_present(d, i)) {
+            n = MAX(n, ncq_disk_id_pages[i].page + 1);
+        }
+    }
+    return n;
+}
 
 void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf, unsigned how)
 {
@@ -346,13 +369,15 @@ void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf, unsigned how)
         /* the number of pages, then their numbers in ascending order */
         ncq_disk_id_page_header(buf, page);
         for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
-            buf[9 + i] = ncq_disk_id_pages[i].page;
+            if (ncq_disk_id_page_present(d, i)) {
+                buf[9 + buf[8]++] = ncq_disk_id_pages[i].page;
+            }
         }
-        buf[8] = i;
         return;
     }
     for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
-        if (ncq_disk_id_pages[i].page == page) {
+        if (ncq_disk_id_pages[i].page == page &&
+            ncq_disk_id_page_present(d, i)) {
             ncq_disk_id_pages[i].fill(d, s, buf);
         }
     }

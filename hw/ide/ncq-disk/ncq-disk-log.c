@@ -142,7 +142,7 @@ static const NcqDiskLog ncq_disk_logs[] = {
       ncq_disk_smart_phy_events },
     { 0x18, "Command Duration Limits", GPL, 0, ncq_disk_cdl_pages_1,
       ncq_disk_cdl_log_read, ncq_disk_cdl_log_write },
-    { 0x30, "IDENTIFY DEVICE data", GPL | SMART, NCQ_DISK_ID_LOG_PAGES, NULL,
+    { 0x30, "IDENTIFY DEVICE data", GPL | SMART, 0, ncq_disk_id_npages,
       ncq_disk_id_log },
     { 0xe0, "SCT Command/Status", GPL | SMART, 1, NULL,
       ncq_disk_sct_status_log, ncq_disk_sct_command,
