@@ -9,7 +9,7 @@
  * extents from the cache, reads the band, and rewrites the band whole
  * (Aghayev and Desnoyers, "Skylight", FAST '15): the band of the oldest
  * extent first (FIFO).  It runs when the drive has been idle mc_idle_ns,
- * one band at a time, and is forced when a write does not fit, which the
+ * one band after another, and is forced when a write does not fit, which the
  * write then waits behind.  A read of cached data is served from the
  * cache's tracks.
  *
@@ -216,8 +216,8 @@ bool ncq_mc_idle(NcqModel *m, int64_t t)
     if (!m->p.mc_sectors || m->mc.n == 0 || m->mech.stopped) {
         return false;
     }
-    start = m->mc.last_arrival + m->p.mc_idle_ns;
-    start = start > t ? start : t;
+    /* idle since @t, or going on from the band it has just cleaned */
+    start = m->mc.clean_run ? t : t + m->p.mc_idle_ns;
     st = ncq_mech_state_at(m, start);
     m->mc.clean_start = start;
     m->mc.clean_band = ncq_mc_band(m, ncq_mc_at(m, 0)->lba);
@@ -229,7 +229,7 @@ bool ncq_mc_idle(NcqModel *m, int64_t t)
 
 void ncq_mc_arrival(NcqModel *m, int64_t t)
 {
-    m->mc.last_arrival = t;
+    m->mc.clean_run = false;
     if (m->mech.op == NCQ_MECH_CLEAN && t < m->mc.clean_start) {
         ncq_mech_end(m, t);               /* not begun: put off */
     }
@@ -240,6 +240,7 @@ void ncq_mc_clean_end(NcqModel *m, bool done)
     uint64_t first = (uint64_t)m->mc.clean_band * m->p.mc_band_sectors;
     NcqPhys ph;
 
+    m->mc.clean_run = done;
     if (done) {
         ncq_mc_drop_band(m, m->mc.clean_band);
         ncq_layout_map(m, first, &ph);

@@ -267,7 +267,7 @@ typedef struct NcqMediaCache {
     uint32_t log_pos;             /* the next write goes there */
     uint8_t *band_bit;            /* bands with cached data (derived) */
     uint32_t nbands;
-    int64_t last_arrival;         /* the host's last command came then */
+    bool clean_run;               /* a cleaning ended, no command since */
     int64_t clean_start;          /* the idle cleaning in progress ... */
     uint32_t clean_band;          /* ... starts then, on this band */
     uint64_t cleaned;             /* bands cleaned */

@@ -997,7 +997,7 @@ static void ncq_vis_mcache(NcqVis *v, NcqModel *m)
         c->n = n;
     }
     ncq_vis_u32(v, "log_pos", &c->log_pos, UINT32_MAX);
-    ncq_vis_i64(v, "last_arrival", &c->last_arrival);
+    ncq_vis_bool(v, "clean_run", &c->clean_run);
     ncq_vis_i64(v, "clean_start", &c->clean_start);
     ncq_vis_u32(v, "clean_band", &c->clean_band, UINT32_MAX);
     ncq_vis_u64(v, "cleaned", &c->cleaned);
