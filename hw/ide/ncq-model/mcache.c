@@ -210,21 +210,34 @@ bool ncq_mc_lookup(const NcqModel *m, uint64_t lba, uint32_t n,
 
 bool ncq_mc_idle(NcqModel *m, int64_t t)
 {
-    int64_t start;
-    NcqMechState st;
-
     if (!m->p.mc_sectors || m->mc.n == 0 || m->mech.stopped) {
         return false;
     }
-    /* idle since @t, or going on from the band it has just cleaned */
-    start = m->mc.clean_run ? t : t + m->p.mc_idle_ns;
-    st = ncq_mech_state_at(m, start);
-    m->mc.clean_start = start;
+    /*
+     * idle since @t, or going on from the band it has just cleaned; the
+     * mechanism waits until then, and the cleaning's time is known when
+     * it begins (ncq_mc_clean_event)
+     */
+    m->mc.clean_start = m->mc.clean_run ? t : t + m->p.mc_idle_ns;
     m->mc.clean_band = ncq_mc_band(m, ncq_mc_at(m, 0)->lba);
-    ncq_mech_begin(m, NCQ_MECH_CLEAN,
-                   start + ncq_mc_clean_time(m, m->mc.clean_band, start,
-                                             &st));
+    ncq_mech_begin(m, NCQ_MECH_CLEAN, m->mc.clean_start);
     return true;
+}
+
+bool ncq_mc_clean_event(NcqModel *m)
+{
+    NcqMechState st;
+
+    if (m->mech.until == m->mc.clean_start) {
+        /* the idle delay is over: the band's cleaning begins */
+        st = ncq_mech_state_at(m, m->mc.clean_start);
+        ncq_mech_begin(m, NCQ_MECH_CLEAN, m->mc.clean_start +
+                       ncq_mc_clean_time(m, m->mc.clean_band,
+                                         m->mc.clean_start, &st));
+        return true;
+    }
+    ncq_mc_clean_end(m, true);
+    return false;
 }
 
 void ncq_mc_arrival(NcqModel *m, int64_t t)

@@ -155,8 +155,8 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
     if (m->mech.op == NCQ_MECH_SPINUP) {
         ncq_mech_stop(m, false);
     }
-    if (m->mech.op == NCQ_MECH_CLEAN) {
-        ncq_mc_clean_end(m, true);
+    if (m->mech.op == NCQ_MECH_CLEAN && ncq_mc_clean_event(m)) {
+        return;
     }
     ncq_mech_idle(m);
     ncq_sched_decide(m, t);

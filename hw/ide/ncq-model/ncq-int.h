@@ -374,6 +374,11 @@ bool ncq_mc_lookup(const NcqModel *m, uint64_t lba, uint32_t n,
                    uint64_t *where);
 /* the mechanism has nothing to do at @t: an idle cleaning, if due */
 bool ncq_mc_idle(NcqModel *m, int64_t t);
+/*
+ * the mechanism's cleaning work reached its end: the idle delay (true:
+ * the band's cleaning has begun) or the cleaning (its band is clean)
+ */
+bool ncq_mc_clean_event(NcqModel *m);
 /* a host command arrives at @t: an idle cleaning not begun is put off */
 void ncq_mc_arrival(NcqModel *m, int64_t t);
 /* the idle cleaning in progress ends (@done: its band is clean) */
