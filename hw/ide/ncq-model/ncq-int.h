@@ -92,6 +92,7 @@ typedef struct NcqParamRow {
     uint32_t fp;            /* in the fingerprint from this version; 0 */
     const char *doc;
     const char *field;      /* NULL: a key writing another row's field */
+    size_t align;           /* of the field's type */
 } NcqParamRow;
 
 const NcqParamRow *ncq_param_rows(size_t *n);

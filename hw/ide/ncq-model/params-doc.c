@@ -126,7 +126,7 @@ static void ncq_param_range(const NcqParamRow *k, char *buf, size_t len)
     }
     ncq_param_format_raw(k, k->min, lo, sizeof(lo));
     if (k->max == NCQ_PB_MAX) {
-        snprintf(buf, len, "at least %s", lo);
+        snprintf(buf, len, "%s or more", lo);
     } else {
         ncq_param_format_raw(k, k->max, hi, sizeof(hi));
         snprintf(buf, len, "%s..%s", lo, hi);
@@ -142,6 +142,7 @@ static void ncq_param_range(const NcqParamRow *k, char *buf, size_t len)
 static void ncq_param_list_row(FILE *f, const NcqParamRow *k)
 {
     char range[128], fp[48];
+    const char *d;
 
     ncq_param_range(k, range, sizeof(range));
     if (k->fp) {
@@ -150,8 +151,12 @@ static void ncq_param_list_row(FILE *f, const NcqParamRow *k)
     } else {
         snprintf(fp, sizeof(fp), "through `zone`");
     }
-    fprintf(f, "| `%s` | %s | %s | %s | %s | %s |\n", k->key, k->unit,
-            k->def[0] ? k->def : "", range, fp, k->doc);
+    fprintf(f, "| `%s` | %s | %s | %s | %s | ", k->key, k->unit,
+            k->def[0] ? k->def : "", range, fp);
+    for (d = k->doc; *d; d++) {
+        fprintf(f, *d == '|' ? "\\|" : "%c", *d);
+    }
+    fprintf(f, " |\n");
 }
 
 void ncq_params_list(FILE *f)
@@ -160,7 +165,7 @@ void ncq_params_list(FILE *f)
     const NcqParamRow *rows = ncq_param_rows(&n);
 
     for (s = 0; s < NCQ_NSECTIONS; s++) {
-        fprintf(f, "%s[%s]\n\n", s ? "\n" : "", ncq_sections[s]);
+        fprintf(f, "%s`[%s]`\n\n", s ? "\n" : "", ncq_sections[s]);
         fprintf(f, "| key | unit | default | range | saved state | "
                 "what |\n|---|---|---|---|---|---|\n");
         for (i = 0; i < n; i++) {

@@ -42,15 +42,15 @@ typedef struct NcqParse {
                 fp, doc) \
     { #sec, #key, NCQ_KT_##kt, offsetof(NcqParams, field), \
       sizeof(((NcqParams *)0)->field), unit, def, lo, hi, flags, fp, doc, \
-      #field },
+      #field, _Alignof(ctype) },
 #define NCQ_KEY_ROW(sec, key, kt, lval, unit, doc) \
     { #sec, #key, NCQ_KT_##kt, offsetof(NcqParams, lval), \
       sizeof(((NcqParams *)0)->lval), unit, "", 0, NCQ_PB_MAX, 0, 0, doc, \
-      NULL },
+      NULL, 1 },
 #define NCQ_FIELD_ROW(ctype, field, dim, doc) \
     { NULL, NULL, NCQ_KT_U32, offsetof(NcqParams, field), \
       sizeof(((NcqParams *)0)->field), "", "", 0, NCQ_PB_MAX, 0, 0, doc, \
-      #field },
+      #field, _Alignof(ctype) },
 
 /* ncq-params.h's list, in its order: keys, and fields without a key. */
 static const NcqParamRow ncq_rows[] = {
@@ -548,7 +548,7 @@ static int ncq_validate_rows(const NcqParams *p, char *err, size_t errlen)
         }
         ncq_param_format_raw(k, k->min, lo, sizeof(lo));
         if (k->max == NCQ_PB_MAX) {
-            snprintf(err, errlen, "%s: %s must be at least %s%s%s (%s)",
+            snprintf(err, errlen, "%s: %s must be %s or more%s%s (%s)",
                      p->name, k->key, lo, k->unit[0] ? " " : "", k->unit,
                      k->doc);
         } else {
