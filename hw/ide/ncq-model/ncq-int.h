@@ -95,9 +95,14 @@ typedef struct NcqParamRow {
     size_t align;           /* of the field's type */
 } NcqParamRow;
 
+#define NCQ_PARAM_MAX_ROWS 96     /* a parse's seen[] */
+extern const NcqParamRow ncq_param_table[];
+extern const size_t ncq_param_table_len;
 const NcqParamRow *ncq_param_rows(size_t *n);
 /* section @i of NCQ_PARAM_SECTIONS, NULL past the last (params-doc.c) */
 const char *ncq_param_section(size_t i);
+/* @v / 10^@digits with its fraction, trailing zeros dropped */
+void ncq_fixed_text(uint64_t v, unsigned digits, char *buf, size_t len);
 /* a stored value of row @k in the file's units */
 void ncq_param_format_raw(const NcqParamRow *k, uint64_t v, char *buf,
                           size_t len);

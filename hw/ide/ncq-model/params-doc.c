@@ -10,79 +10,6 @@
 #include <string.h>
 #include "ncq-int.h"
 
-static const char *const ncq_sections[] = { NCQ_PARAM_SECTIONS };
-
-#define NCQ_NSECTIONS (sizeof(ncq_sections) / sizeof(ncq_sections[0]))
-
-const char *ncq_param_section(size_t i)
-{
-    return i < NCQ_NSECTIONS ? ncq_sections[i] : NULL;
-}
-
-/* @v / 10^@digits with its fraction, trailing zeros dropped. */
-static void ncq_fixed(uint64_t v, unsigned digits, char *buf, size_t len)
-{
-    uint64_t scale = 1;
-    unsigned i;
-    size_t n;
-
-    for (i = 0; i < digits; i++) {
-        scale *= 10;
-    }
-    n = snprintf(buf, len, "%" PRIu64, v / scale);
-    if (v % scale && n + digits + 1 < len) {
-        snprintf(buf + n, len - n, ".%0*" PRIu64, (int)digits, v % scale);
-        n = strlen(buf);
-        while (buf[n - 1] == '0') {
-            buf[--n] = 0;
-        }
-    }
-}
-
-void ncq_param_format_raw(const NcqParamRow *k, uint64_t v, char *buf,
-                          size_t len)
-{
-    switch (k->type) {
-    case NCQ_KT_MS:
-        ncq_fixed(v, 6, buf, len);
-        break;
-    case NCQ_KT_US:
-    case NCQ_KT_MILLI:
-        ncq_fixed(v, 3, buf, len);
-        break;
-    case NCQ_KT_FRAC:
-        ncq_fixed(v, 9, buf, len);
-        break;
-    case NCQ_KT_MBPS:
-        ncq_fixed(v, 6, buf, len);
-        break;
-    case NCQ_KT_KIB_SECT:
-        ncq_fixed(v * 5, 1, buf, len);
-        break;
-    case NCQ_KT_KIB_BYTES:
-        ncq_fixed(v * 1000 / 1024, 3, buf, len);
-        break;
-    case NCQ_KT_HEX16:
-        snprintf(buf, len, "0x%04" PRIx64, v);
-        break;
-    case NCQ_KT_BOOL:
-        snprintf(buf, len, "%s", v ? "on" : "off");
-        break;
-    case NCQ_KT_KIND:
-        snprintf(buf, len, "%s", v == NCQ_KIND_SSD ? "ssd" : "hdd");
-        break;
-    case NCQ_KT_SEEKTYPE:
-        snprintf(buf, len, "%s", v == NCQ_SEEK_TABLE ? "table" : "twopart");
-        break;
-    case NCQ_KT_POLICY:
-        snprintf(buf, len, "%s", ncq_policy_name((NcqPolicy)v));
-        break;
-    default:
-        snprintf(buf, len, "%" PRIu64, v);
-        break;
-    }
-}
-
 /* A scalar row's value in @p, in the file's units. */
 static void ncq_param_format(const NcqParams *p, const NcqParamRow *k,
                              char *buf, size_t len)
@@ -164,12 +91,12 @@ void ncq_params_list(FILE *f)
     size_t n, i, s;
     const NcqParamRow *rows = ncq_param_rows(&n);
 
-    for (s = 0; s < NCQ_NSECTIONS; s++) {
-        fprintf(f, "%s`[%s]`\n\n", s ? "\n" : "", ncq_sections[s]);
+    for (s = 0; ncq_param_section(s); s++) {
+        fprintf(f, "%s`[%s]`\n\n", s ? "\n" : "", ncq_param_section(s));
         fprintf(f, "| key | unit | default | range | saved state | "
                 "what |\n|---|---|---|---|---|---|\n");
         for (i = 0; i < n; i++) {
-            if (rows[i].key && !strcmp(rows[i].section, ncq_sections[s])) {
+            if (rows[i].key && !strcmp(rows[i].section, ncq_param_section(s))) {
                 ncq_param_list_row(f, &rows[i]);
             }
         }
@@ -202,9 +129,9 @@ static void ncq_json_zones(FILE *f, const NcqParams *p)
         const NcqZone *z = &p->zones[i];
         char ts[24], cs[24], first[24];
 
-        ncq_fixed(z->track_skew_ppb, 9, ts, sizeof(ts));
-        ncq_fixed(z->cyl_skew_ppb, 9, cs, sizeof(cs));
-        ncq_fixed(z->first_ppb, 9, first, sizeof(first));
+        ncq_fixed_text(z->track_skew_ppb, 9, ts, sizeof(ts));
+        ncq_fixed_text(z->cyl_skew_ppb, 9, cs, sizeof(cs));
+        ncq_fixed_text(z->first_ppb, 9, first, sizeof(first));
         n = ncq_zone_lbas(p, z);
         fprintf(f, "%s\n      {\"first_cyl\": %" PRIu32 ", \"cyl_count\": %"
                 PRIu32 ", \"spt\": %" PRIu32 ", \"spares\": %" PRIu32
@@ -226,7 +153,7 @@ static void ncq_json_points(FILE *f, const NcqParams *p)
 
     fprintf(f, "[");
     for (i = 0; i < p->seek_npoints; i++) {
-        ncq_fixed((uint64_t)p->seek_points[i].ns, 6, ms, sizeof(ms));
+        ncq_fixed_text((uint64_t)p->seek_points[i].ns, 6, ms, sizeof(ms));
         fprintf(f, "%s[%" PRIu32 ", %s]", i ? ", " : "",
                 p->seek_points[i].dist, ms);
     }
@@ -266,12 +193,12 @@ void ncq_params_dump_json(FILE *f, const NcqParams *p)
     bool first;
 
     fprintf(f, "{");
-    for (s = 0; s < NCQ_NSECTIONS; s++) {
-        fprintf(f, "%s\n  \"%s\": {", s ? "," : "", ncq_sections[s]);
+    for (s = 0; ncq_param_section(s); s++) {
+        fprintf(f, "%s\n  \"%s\": {", s ? "," : "", ncq_param_section(s));
         first = true;
         for (i = 0; i < n; i++) {
             if (!rows[i].key || !rows[i].field ||
-                strcmp(rows[i].section, ncq_sections[s])) {
+                strcmp(rows[i].section, ncq_param_section(s))) {
                 continue;
             }
             fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", rows[i].key);
@@ -290,8 +217,8 @@ void ncq_params_list_json(FILE *f)
     bool first = true;
 
     fprintf(f, "{\"sections\": [");
-    for (i = 0; i < NCQ_NSECTIONS; i++) {
-        fprintf(f, "%s\"%s\"", i ? ", " : "", ncq_sections[i]);
+    for (i = 0; ncq_param_section(i); i++) {
+        fprintf(f, "%s\"%s\"", i ? ", " : "", ncq_param_section(i));
     }
     fprintf(f, "],\n \"keys\": [");
     for (i = 0; i < n; i++) {
@@ -299,8 +226,9 @@ void ncq_params_list_json(FILE *f)
             continue;
         }
         fprintf(f, "%s\n  {\"section\": \"%s\", \"key\": \"%s\", "
-                "\"fingerprint\": %" PRIu32 ", \"default\": ",
-                first ? "" : ",", rows[i].section, rows[i].key, rows[i].fp);
+                "\"own_field\": %s, \"fingerprint\": %" PRIu32
+                ", \"default\": ", first ? "" : ",", rows[i].section,
+                rows[i].key, rows[i].field ? "true" : "false", rows[i].fp);
         ncq_json_str(f, rows[i].def);
         fprintf(f, ", \"doc\": ");
         ncq_json_str(f, rows[i].doc);

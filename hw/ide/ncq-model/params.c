@@ -24,7 +24,7 @@ typedef struct NcqParse {
     NcqParams *p;
     const char *fname;
     int lineno;
-    bool seen[96];
+    bool seen[NCQ_PARAM_MAX_ROWS];
     char section[32];
     int explicit_zones;         /* "zone" lines */
     int analytic;               /* zones, outer_spt and inner_spt lines */
@@ -38,32 +38,9 @@ typedef struct NcqParse {
 /* first_cylinder cylinders spt and up to 5 options */
 #define NCQ_ZONE_WORDS 8
 
-#define NCQ_ROW(ctype, field, dim, sec, key, kt, unit, def, lo, hi, flags, \
-                fp, doc) \
-    { #sec, #key, NCQ_KT_##kt, offsetof(NcqParams, field), \
-      sizeof(((NcqParams *)0)->field), unit, def, lo, hi, flags, fp, doc, \
-      #field, _Alignof(ctype) },
-#define NCQ_KEY_ROW(sec, key, kt, lval, unit, doc) \
-    { #sec, #key, NCQ_KT_##kt, offsetof(NcqParams, lval), \
-      sizeof(((NcqParams *)0)->lval), unit, "", 0, NCQ_PB_MAX, 0, 0, doc, \
-      NULL, 1 },
-#define NCQ_FIELD_ROW(ctype, field, dim, doc) \
-    { NULL, NULL, NCQ_KT_U32, offsetof(NcqParams, field), \
-      sizeof(((NcqParams *)0)->field), "", "", 0, NCQ_PB_MAX, 0, 0, doc, \
-      #field, _Alignof(ctype) },
-
-/* ncq-params.h's list, in its order: keys, and fields without a key. */
-static const NcqParamRow ncq_rows[] = {
-    NCQ_PARAMS(NCQ_ROW, NCQ_KEY_ROW, NCQ_FIELD_ROW)
-};
-
-#define NCQ_NROWS (sizeof(ncq_rows) / sizeof(ncq_rows[0]))
-
-const NcqParamRow *ncq_param_rows(size_t *n)
-{
-    *n = NCQ_NROWS;
-    return ncq_rows;
-}
+/* The parameter table's rows (params-table.c) */
+#define ncq_rows ncq_param_table
+#define NCQ_NROWS ncq_param_table_len
 
 /* "123.456" as value * 10^9 (ncq_parse_decimal); 0 or -1. */
 static int ncq_param_fixed(const char *s, int64_t *out)
@@ -769,7 +746,6 @@ static void ncq_analytic_zones(NcqParams *p)
     }
 }
 
-_Static_assert(NCQ_NROWS <= 96, "NcqParse.seen holds 96 keys");
 
 static const NcqParamRow *ncq_find_key(const char *section, const char *key,
                                   size_t *index)

@@ -68,6 +68,10 @@
  *              sector end); the parameters' recovery_ns in the
  *              fingerprint (the ERC limits are the device's state, not
  *              the model's)
+ *   v8 (issue 27): the parameters' fingerprint is the parameter table's
+ *              rows (include/hw/ide/ncq-params.h, their fp column) in
+ *              the table's order; sata_gen, ata_major, ata_minor and
+ *              buffer_sectors join it; the body is v7's
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -77,9 +81,12 @@
  * sector count (functions of the slots and extents in the stream).
  *
  * Changing the format: add a field with `if (v->version >= N)` around its
- * visit and bump NCQ_STATE_VERSION to N; older streams then load with the
- * field at a new model's value.  The names given to the visit functions
- * are the format's, not the C fields': keep them when a field moves.
+ * visit and bump NCQ_STATE_BODY_VERSION to N; older streams then load with
+ * the field at a new model's value (a new parameter only names N in its
+ * row's fp column).  The names given to the visit functions are the
+ * format's, not the C fields': keep them when a field moves (the
+ * parameters' fingerprint names its rows by their NcqParams fields, so a
+ * renamed field changes the format hash of every version: test-state).
  * tests/unit/test-state.c checks each version's format hash against a
  * committed value, and that the golden streams of v1 and v2 still load.
  * v2 (issue 13): the write taken last (its data arrives while the drive
