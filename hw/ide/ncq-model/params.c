@@ -9,6 +9,11 @@
  * used, so parsing does not depend on the C locale.  "zone" and "point"
  * may repeat; every other key may appear once.
  *
+ * The keys, their defaults and their ranges are the rows of the parameter
+ * table (include/hw/ide/ncq-params.h, expanded in params-table.c); what
+ * is here besides is the syntax, zone and point lines, and the checks
+ * that involve several keys.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -17,7 +22,6 @@
 #include <string.h>
 #include <stddef.h>
 #include "ncq-int.h"
-
 
 /* What parsing a file has learnt so far. */
 typedef struct NcqParse {

@@ -130,7 +130,10 @@ typedef struct NcqSeekPoint {
  * A drive's parameters.  Obtained from ncq_params_builtin(),
  * ncq_params_load_file() or ncq_params_parse(); freed with
  * ncq_params_free().  All times in ns, fractions of a revolution in
- * parts per billion (ppb).
+ * parts per billion (ppb).  The fields are the rows of the parameter
+ * table (include/hw/ide/ncq-params.h), each with its key, unit and
+ * meaning there; add a field as a row, never here (test-param-table and
+ * tests/repo/test_params_table.py fail otherwise).
  */
 #define NCQ_PARAM_FIELD(ctype, field, dim, ...) ctype field dim;
 #define NCQ_PARAM_NO_FIELD(...)

@@ -25,9 +25,12 @@
  *   doc      one line for docs/model.md
  * K(section, key, type, lvalue, unit, doc): a key that writes into a
  *   field of another row (the analytic zones' outer and inner spt).
- * NCQ_PARAM_SECTIONS lists the sections; every row's is one of them.
  * F(ctype, field, dim, doc): a field another row's key fills (the seek
  *   table's point count); in the fingerprint through that row.
+ * NCQ_PARAM_SECTIONS lists the sections; every row's is one of them.
+ *
+ * The fingerprint names a row by its C field (the format hash of every
+ * version covers the names): rename a field and test-state fails.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
