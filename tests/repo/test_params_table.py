@@ -5,12 +5,10 @@ its order (docs/contributing.md#adding-a-parameter)."""
 import json
 import re
 import subprocess
-import sys
 
 from repopaths import ROOT
 
-sys.path.insert(0, str(ROOT / "tools" / "ncq-fit"))
-from ncqfit import writer  # noqa: E402
+from ncqfit import writer
 
 BEGIN = "<!-- begin: ncq-sim --list-params -->\n"
 END = "<!-- end: ncq-sim --list-params -->"
