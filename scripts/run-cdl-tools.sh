@@ -18,7 +18,12 @@
 #   --test NNNN               only this test (repeatable; the suite's -t)
 #   --device LINE             the drive's -device line without drive=/bus=/id=
 #                             (default: ncq-disk,model=seagate-exos-x18,cdl=on)
-#   --disk-size SIZE          the drive's capacity (default 64G)
+#   --disk-size SIZE          the drive's capacity (default: the model's
+#                             whole capacity, a sparse image: the suite's
+#                             fio reads span the drive, so seeks are those
+#                             of the real drive; a smaller image is a
+#                             short-stroked drive whose accesses rarely
+#                             miss the suite's 20 ms active time limits)
 #   --timeout S               the whole run's bound in guest seconds (default 7200)
 #   --output DIR              where the suite's logs go (default ./cdl-tools-results)
 #   -h, --help                this text
@@ -35,7 +40,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-cdl-tools: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE=64G TIMEOUT=7200
+DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE= TIMEOUT=7200
 OUTPUT=$PWD/cdl-tools-results
 SUITE_ARGS=()
 ARGS=()
@@ -64,6 +69,16 @@ done
 CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such directory"
 [ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \
     || die "$CHECKOUT is no cdl-tools checkout (no tests/cdl-tests.sh and src/): git clone https://github.com/westerndigitalcorporation/cdl-tools and pass its directory"
+if [ -z "$DISK_SIZE" ]; then
+    # the model's capacity in sectors, from its model file (model=NAME of
+    # --device; ncq-disk's default model when none is given)
+    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
+    mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
+    [ -f "$mfile" ] || die "no model file $mfile for --device '$DEVICE': give --disk-size"
+    sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
+    [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
+    DISK_SIZE=$((sectors * 512))
+fi
 case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
 command -v gcc >/dev/null || die "gcc is needed to build cdladm: apt-get install build-essential"
 

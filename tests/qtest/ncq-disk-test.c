@@ -3896,7 +3896,10 @@ static uint32_t sense_lba(AHCIQState *ahci, uint8_t port)
  * Abort (Fh): ERR, ABRT and status bit 1, the sense (ABORTED COMMAND,
  * 2Eh/02h) from REQUEST SENSE DATA EXT.  Data currently unavailable
  * (Dh): no error, status bit 1, the data read, sense COMPLETED 55h/0Ah.
- * Index 0: no limit, no sense.
+ * Index 0: no limit, no sense.  Read descriptor 3's total time limit
+ * (the command duration guideline) of 10 us with abort does not apply:
+ * it is for NCQ commands only (cdl-tools commit 40b0b10; its tests 0503
+ * and 0504 expect no error with NCQ off).
  */
 static void test_cdl_non_queued(void)
 {
@@ -3913,6 +3916,8 @@ static void test_cdl_non_queued(void)
     stl_le_p(page + 64 + 4, 10);            /* max active time 10 us */
     page[96] = 0xd0;                        /* read 2: active: unavail. */
     stl_le_p(page + 96 + 4, 10);
+    page[128] = 0x0f;                       /* read 3: total: abort */
+    stl_le_p(page + 128 + 16, 10);          /* total time limit 10 us */
     g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
                               page, 512), ==, 0);
     /* SET FEATURES: sense data reporting (C3h), then CDL (0Dh) on */
@@ -3947,6 +3952,10 @@ static void test_cdl_non_queued(void)
     g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
                             0, lba, 8, gbuf, sizeof(data), &status), ==, 0);
     g_assert_cmphex(status & 0x03, ==, 0);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            3, lba + 20000, 8, gbuf, sizeof(data), &status),
+                    ==, 0);
+    g_assert_cmphex(status & 0x03, ==, 0);
     ahci_free(ahci, gbuf);
     ncq_shutdown(ahci);
 }
@@ -3954,7 +3963,11 @@ static void test_cdl_non_queued(void)
 /*
  * CDL statistics (Device Statistics log 04h, page 09h, as cdladm reads
  * it): descriptor selectors in log 18h bytes 12/13 (A, B), counted per
- * descriptor, read then initialize (READ LOG EXT FEATURES bit 0).
+ * descriptor, read then initialize (READ LOG EXT FEATURES bit 0).  A
+ * limit counts where the drive carries out its policy: read descriptor
+ * 1's active time limit (10 us, missed by any access) with policy 0h
+ * leaves "active time limit met" at 0 (cdl-tools tests 0720 and 0730
+ * expect no count with policy 0h), descriptor 2's with Dh counts.
  */
 static void test_cdl_statistics(void)
 {
@@ -3973,6 +3986,10 @@ static void test_cdl_statistics(void)
                               page, 512), ==, ATA_ERR_ABRT);
     page[64 + 12] = 2;                      /* A: active time limit met */
     page[64 + 13] = 4;                      /* B: commands */
+    page[96] = 0xd0;                        /* read 2: active 10 us, Dh */
+    stl_le_p(page + 96 + 4, 10);
+    page[96 + 12] = 2;
+    page[96 + 13] = 4;
     g_assert_cmphex(log_write(ahci, port, ATA_WRITE_LOG_EXT, 0x18, 0, 1,
                               page, 512), ==, 0);
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x18, 0, 1, back),
@@ -3980,10 +3997,11 @@ static void test_cdl_statistics(void)
     g_assert_cmpmem(back, 512, page, 512);
     g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
                             0x0d, 0, 1, 0, 0, &status), ==, 0);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 4; i++) {               /* indexes 1, 1, 2, 0 */
         g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT,
-                                CMD_READ_DMA_EXT, i < 2, 50000 + 1000 * i, 8,
-                                gbuf, 4096, &status), ==, 0);
+                                CMD_READ_DMA_EXT, (i < 2) + (i == 2) * 2,
+                                50000 + 1000 * i, 8, gbuf, 4096, &status),
+                        ==, 0);
     }
     /* read then initialize: the counts, then zero */
     g_assert_cmphex(log_cmd(ahci, port, ATA_READ_LOG_EXT, 1, 0x04, 9, 1,
@@ -3992,9 +4010,12 @@ static void test_cdl_statistics(void)
     g_assert_cmphex(ldq_le_p(stats), ==, 0x090001);
     a = ldq_le_p(stats + 16);               /* A, read descriptor 1 */
     b = ldq_le_p(stats + 16 + 8 * 14);      /* B, read descriptor 1 */
-    g_assert_cmphex(a, ==, 0xc400000000000002ULL);
+    g_assert_cmphex(a, ==, 0xc400000000000000ULL);  /* policy 0h */
     g_assert_cmphex(b, ==, 0xc400000000000002ULL);
-    g_assert_cmphex(ldq_le_p(stats + 24), ==, 0);   /* descriptor 2: off */
+    g_assert_cmphex(ldq_le_p(stats + 24), ==, 0xc400000000000001ULL);
+    g_assert_cmphex(ldq_le_p(stats + 24 + 8 * 14), ==,
+                    0xc400000000000001ULL);
+    g_assert_cmphex(ldq_le_p(stats + 32), ==, 0);   /* descriptor 3: off */
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 9, 1,
                              stats), ==, 0);
     g_assert_cmphex(ldq_le_p(stats + 16), ==, 0xc400000000000000ULL);

@@ -231,8 +231,10 @@ void ncq_disk_cdl_log_read(NcqDisk *d, uint16_t page, uint8_t *buf,
 /*
  * The counts a selector chooses (cdladm's names): 1h commands that met
  * (ran out) their inactive time limit, 2h their active time limit, 3h
- * either, 4h every command with the descriptor.  Counted by the
- * descriptor the command came with, with CDL enabled.
+ * either, 4h every command with the descriptor.  A limit counts where
+ * the drive processed its policy: one with policy 0h (go on) does not
+ * (the model's NCQ_CDL_MET_*).  Counted by the descriptor the command
+ * came with, with CDL enabled.
  */
 void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c)
 {
