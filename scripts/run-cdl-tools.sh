@@ -85,6 +85,10 @@ command -v gcc >/dev/null || die "gcc is needed to build cdladm: apt-get install
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 # 1. cdladm, built from a private copy of the checkout
 WORK=$CACHE/cdl-tools/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
+mkdir -p "$WORK"
+# runs of one checkout share $WORK: one at a time until its image is built
+exec 9>"$WORK/lock"
+flock 9
 rm -rf "$WORK/tree"
 mkdir -p "$WORK/tree"
 (cd "$CHECKOUT" && tar --exclude=./.git -cf - .) | tar -C "$WORK/tree" -xf -
@@ -111,6 +115,7 @@ fi
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian trixie \
     --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
     --package lsscsi | tail -1) || die "guest image build failed"
+exec 9>&-
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
