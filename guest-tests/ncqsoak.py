@@ -47,7 +47,18 @@ TRIGGER = 8192          # sector of the guest's own disk: the powercut rule
 MEMBERS = 4
 MEMBER_MIB = 256
 MAX_FILES = 800         # the manifest's bound (about 100 MiB of files)
-POLICIES = ("fcfs", "sstf", "clook", "sptf", "aged-sptf")
+
+
+def table_policies():
+    """The firmware policies, from the name list the model's header keeps
+    beside its enum (tests/unit/test-policy.c checks it against the table):
+    a policy added there is soaked with no edit here."""
+    text = (ncqguest.ROOT / "include/hw/ide/ncq-model.h").read_text()
+    names = re.search(r'#define NCQ_POLICY_NAMES "([^"]*)"', text).group(1)
+    return tuple(re.split(r",\s*|\s+or\s+", names))
+
+
+POLICIES = table_policies()
 DEPTHS = (32, 1, 8, 31, 4, 16)
 # md's data on a member starts after its superblock and bitmap area;
 # fault rules go from there to 4 MiB before the end
