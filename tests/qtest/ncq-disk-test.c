@@ -3889,6 +3889,17 @@ static uint32_t sense_lba(AHCIQState *ahci, uint8_t port)
     return fis[4] | (fis[5] << 8) | (fis[6] << 16);
 }
 
+/* The status of the last D2H Register FIS, where libata reads it */
+static uint8_t d2h_status(AHCIQState *ahci, uint8_t port)
+{
+    uint8_t fis[4];
+
+    qtest_memread(ahci->parent->qts, ahci->port[port].fb + 0x40, fis,
+                  sizeof(fis));
+    g_assert_cmphex(fis[0], ==, 0x34);
+    return fis[2];
+}
+
 /*
  * CDL on a non-queued READ DMA EXT (the index in FEATURE bits 2:0, as
  * Linux puts it with NCQ off): the same policies as over NCQ.  Read
@@ -3943,6 +3954,8 @@ static void test_cdl_non_queued(void)
     g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
                             2, lba, 8, gbuf, sizeof(data), &status), ==, 0);
     g_assert_cmphex(status & 0x03, ==, 0x02);
+    /* libata reads the status from the received D2H Register FIS */
+    g_assert_cmphex(d2h_status(ahci, port) & 0x03, ==, 0x02);
     qtest_memread(qts, gbuf, data, sizeof(data));
     g_assert_cmpmem(data, sizeof(data), want, sizeof(want));
     g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
