@@ -33,14 +33,12 @@ import asyncio
 import os
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ncqguest  # noqa: E402
-from ncqguest import Guest, Workload, fio_json  # noqa: E402
+import ncqguest
+from ncqguest import Guest, Workload, fio_json
 
 JOB = ncqguest.FIO_GLOBAL + """[randread]
 rw=randread

@@ -22,15 +22,13 @@ snapshot).
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ncqguest  # noqa: E402
-from bench_device import marker_watch  # noqa: E402
-from ncqguest import Guest, Workload, fio_json  # noqa: E402
+import ncqguest
+from bench_device import marker_watch
+from ncqguest import Guest, Workload, fio_json
 
 SCRIPT = r"""
 set -e

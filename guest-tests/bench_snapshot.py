@@ -30,9 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ncqguest  # noqa: E402
-from ncqguest import Guest, Workload  # noqa: E402
+import ncqguest
+from ncqguest import Guest, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 # A device line of its own (a seed no test uses), so that the first

@@ -1,15 +1,13 @@
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ncqguest  # noqa: E402
-import ncqsnapshot  # noqa: E402
+import ncqguest
+import ncqsnapshot
 
 _SESSION_OWNER = False
 

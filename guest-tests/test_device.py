@@ -471,11 +471,15 @@ number_ios=600
 def test_guest_trace_replays_in_ncq_sim(make_guest, ncq_sim, tmp_path):
     """A trace captured in a guest run (queued reads and writes, the
     write-back cache, FLUSH CACHE from fsync), replayed through ncq-sim with
-    the same model and seed, gives every command the same completion time."""
+    the same model and seed, gives every command the same completion time.
+    The sptf boots' drive and disk, so the run restores their snapshot
+    instead of booting one of its own (a boot is most of a run's cost)."""
     dev_trace = tmp_path / "device.trace"
     sim_trace = tmp_path / "sim.trace"
-    res = make_guest(device=f"ncq-disk,model=st3400620as,trace={dev_trace}",
-                     disk_size="8G").run(Workload(fio=REPLAY_JOB))
+    res = make_guest(device=f"ncq-disk,model=st3400620as,"
+                     f"{BOOTS['sptf-a'][0]},trace={dev_trace}",
+                     disk_size=str(CAPACITY * SECTOR)).run(
+                         Workload(fio=REPLAY_JOB))
     assert res.status == 0, res.output
     subprocess.run([str(ncq_sim), "--replay", str(dev_trace), "--seed", "1",
                     "--trace", str(sim_trace), "--quiet"], check=True,

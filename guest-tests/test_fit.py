@@ -23,7 +23,6 @@ short budget; NCQ_LONG_SCENARIOS=1 adds every shipped hard-disk model
 and the full 30-minute budget.
 """
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -35,9 +34,8 @@ from ncqguest import Guest, Workload, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 FIT_DIR = ROOT / "tools/ncq-fit"
-sys.path.insert(0, str(FIT_DIR))
-from ncqfit import layout  # noqa: E402
-from ncqfit import fit as ncqfit_fit, samples as ncqfit_samples  # noqa: E402
+from ncqfit import layout
+from ncqfit import fit as ncqfit_fit, samples as ncqfit_samples
 
 MODELS = ROOT / "hw/ide/ncq-model/models"
 LONG = os.environ.get("NCQ_LONG_SCENARIOS") == "1"
@@ -269,18 +267,6 @@ def test_fitted_model_in_ncq_sim(trip):
                         "--metrics", "IOPS,p50,p90,p99,mean", "--out",
                         str(trip["out"] / "fit-compare")],
                        capture_output=True, text=True)
-    m = re.search(r"cells outside [0-9.]+ %: (.*)$", r.stdout, re.M)
-    if r.returncode and trip["minutes"] < FULL_MINUTES and m and all(
-            c.strip().startswith("starvation near ")
-            for c in m.group(1).split(",")):
-        # Known since the image changed (issue 26: fio 3.39, bash and the
-        # real tools): the short budget's few hundred reads per depth fit
-        # st3400620as's planned settle some tenths of a millisecond off,
-        # and the starvation workload's near readers' p50 moves 3 % per
-        # 0.1 ms of it (16 % at 2026-11-27's fit).  Everything else still
-        # has to hold; the full budget is held to 5 % on every cell.
-        pytest.xfail("short fit: only the starvation near readers outside "
-                     "(" + m.group(1) + ")")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -88,9 +88,9 @@ def expected(name):
 
 
 def hard_disk_models():
-    # host-managed models (a [zones] section, docs/smr.md) refuse reads
-    # past a zone's write pointer, which a guest probing the disk's end
-    # would hit while the device does not yet present them as ZAC drives
+    # host-managed models (a [zones] section, docs/smr.md) need an image
+    # of their capacity, not this test's shared small one; test_zac.py
+    # boots them (hdparm -I of one is not checked yet)
     return sorted(p.stem for p in MODELS_DIR.glob("*.ncqm")
                   if model_keys(p.stem).get("drive.kind") == "hdd" and
                   "zones.zone_sectors" not in model_keys(p.stem))

@@ -1,8 +1,9 @@
 """The drive's logs seen from real clients (docs/device.md "Logs"):
 sg_sat_read_gplog reads every log the GP directory lists, every page, with
 READ LOG EXT and with READ LOG DMA EXT (--dma), the two giving the same
-bytes, and the page after the last is refused; smartctl -x, -l sataphy
-and -l devstat find every log the drive claims.  One boot of a guest on
+bytes, and the page after the last is refused; smartctl -x, -a, -l sataphy,
+-l devstat and -l scterc say "not supported" of nothing the drive claims,
+and smartctl reads every log the SMART directory lists.  One boot of a guest on
 the model with CDL (seagate-exos-x18: ACS-4, so READ/WRITE LOG DMA EXT
 are in IDENTIFY and Linux itself reads its logs with them)."""
 import re
@@ -40,8 +41,19 @@ done
 sg_sat_read_gplog -H --log=0x30 --page=1 $D > /results/id-page1.txt
 sg_sat_read_gplog -H --dma --log=0x30 --page=0 $D > /results/id-page0.txt
 smartctl -x $D > /results/x.txt; echo "smartctl_x $?"
+smartctl -a $D > /results/a.txt; echo "smartctl_a $?"
 smartctl -l sataphy $D > /results/sataphy.txt; echo "sataphy $?"
 smartctl -l devstat $D > /results/devstat.txt; echo "devstat $?"
+smartctl -l scterc $D > /results/scterc.txt; echo "scterc $?"
+smartctl -l directory $D > /results/directory.txt; echo "directory $?"
+# every log of the SMART directory (access SL), read by SMART READ LOG;
+# E1h (SCT data transfer) holds data only after an SCT command that has
+# some: the temperature history's (-l scttemphist) is the last one here
+smartctl -l scttemphist $D > /results/scttemphist.txt; echo "scttemphist $?"
+for a in $(awk '/^0x[0-9a-f][0-9a-f] +[^ ]*SL/ {print $1}' /results/directory.txt); do
+    smartctl -l smartlog,$a $D > /results/smartlog-$a.txt 2>&1
+    echo "smartlog $a $?"
+done
 echo done
 """
 
@@ -118,3 +130,43 @@ def test_smartctl_finds_the_logs(run):
     failed = [line for line in x.splitlines()
               if re.match(r"Read .* failed", line)]
     assert not failed and steps["smartctl_x"] == "0", (failed, steps)
+
+
+def _not_supported(text):
+    return [line.strip() for line in text.splitlines()
+            if "not supported" in line]
+
+
+def test_smartctl_says_not_supported_of_nothing_claimed(run):
+    """Issue 26 item 4: the only "not supported" smartctl may print is of a
+    log the drive does not list (-x asks for 0Ch, Pending Defects); SCT,
+    Error Recovery Control, the Phy event counters, the statistics, the
+    error and self-test logs are all claimed, so any other such line is a
+    claim the drive does not keep."""
+    listed = {int(a, 16) for a in
+              re.findall(r"^0x([0-9a-f]{2}) ", _text(run, "directory.txt"),
+                         re.M)}
+    assert {0x00, 0x04, 0x11, 0x30, 0xE0, 0xE1} <= listed, listed
+    for name in ("x.txt", "a.txt", "sataphy.txt", "devstat.txt",
+                 "scterc.txt"):
+        for line in _not_supported(_text(run, name)):
+            m = re.search(r"\(GP Log 0x([0-9a-f]{2})\) not supported", line)
+            assert m and int(m[1], 16) not in listed, (name, line)
+    scterc = _text(run, "scterc.txt")
+    assert re.search(r"SCT Error Recovery Control:\s+Read:", scterc), scterc
+
+
+def test_smartctl_reads_every_smart_log(run):
+    """Every log the SMART directory lists reads through SMART READ LOG
+    (smartctl -l smartlog,ADDR exits 0 and prints its bytes); E1h after
+    an SCT command that left data in it (-l scttemphist)."""
+    reads = dict(re.findall(r"^smartlog (0x[0-9a-f]{2}) (\d+)$", run.output,
+                            re.M))
+    # 00h 01h 02h 04h 06h 09h 30h E0h E1h
+    assert set(reads) == {"0x00", "0x01", "0x02", "0x04", "0x06", "0x09",
+                          "0x30", "0xe0", "0xe1"}, reads
+    bad = {a: rc for a, rc in reads.items() if rc != "0"}
+    assert not bad, {a: _text(run, f"smartlog-{a}.txt")[-400:] for a in bad}
+    for a in reads:
+        assert re.search(r"^0000000: ", _text(run, f"smartlog-{a}.txt"),
+                         re.M), a

@@ -235,7 +235,8 @@ def _hdd_models():
     out = []
     for f in sorted(MODELS.glob("*.ncqm")):
         kind = re.search(r"^kind\s*=\s*(\w+)", f.read_text(), re.M)
-        # host-managed models (docs/smr.md) wait for the device's ZAC
+        # host-managed models (docs/smr.md) need an image of their
+        # capacity; test_zac.py boots them (smartctl on one: not yet)
         zoned = re.search(r"^\[zones\]", f.read_text(), re.M)
         if kind and kind.group(1) == "hdd" and not zoned:
             out.append(f.stem)

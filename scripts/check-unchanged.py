@@ -50,6 +50,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pyrun  # scripts/: the package roots (pyproject.toml)
+
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "5d5bb0ede6abb6c75fb2680b6cb1ed69f110c7bf"
 WORK = ROOT / "_build" / "unchanged"
@@ -323,14 +325,14 @@ def compare_sim(base, head, tally):
 
 # --- guest traces --------------------------------------------------------
 
-# Runs in a child python with the working tree's harness: scenario 1's
+# Runs in a child python with the working tree's harness (its package
+# roots on PYTHONPATH, scripts/pyrun.py): scenario 1's
 # boot and scenario 2's three boots, the traces copied to OUT/<name>.trace.
 GUEST_CHILD = r"""
 import concurrent.futures, shutil, sys
 from pathlib import Path
-sys.path.insert(0, sys.argv[1])
 from scenarios import s1_depth, s2_starvation as s2
-out, jobs = Path(sys.argv[2]), int(sys.argv[3])
+out, jobs = Path(sys.argv[1]), int(sys.argv[2])
 work = out / "work"
 def s1():
     return "s1", s1_depth.boot(work / "s1")
@@ -389,10 +391,10 @@ def guest_traces(side, build, image, jobs):
         out.mkdir(parents=True)
         log(f"{side.label}: booting scenario 1 and scenario 2 (x3) with "
             f"{build}")
-        env = dict(os.environ, NCQ_QEMU_BUILD=str(build),
-                   NCQ_IMAGE_DIR=str(image))
-        run([sys.executable, "-c", GUEST_CHILD, str(ROOT / "guest-tests"),
-             str(out), str(jobs)], f"{side.label}: guest runs", env=env)
+        env = pyrun.env(dict(os.environ, NCQ_QEMU_BUILD=str(build),
+                             NCQ_IMAGE_DIR=str(image)))
+        run([sys.executable, "-c", GUEST_CHILD, str(out), str(jobs)],
+            f"{side.label}: guest runs", env=env)
         stamp.write_text(json.dumps(key, indent=1) + "\n")
     return {n: (out / f"{n}.trace").read_text().splitlines()
             for n in GUEST_TRACES}
@@ -430,7 +432,6 @@ number_ios=160
 
 
 def capture(side, path):
-    sys.path.insert(0, str(ROOT / "guest-tests"))
     build = side.qemu()
     os.environ["NCQ_QEMU_BUILD"] = str(build)
     os.environ["NCQ_IMAGE_DIR"] = str(image_dir())
@@ -479,6 +480,8 @@ def main():
     args = ap.parse_args()
     if args.jobs < 1:
         sys.exit("check-unchanged: --jobs must be 1 or more")
+    if args.capture_trace:
+        pyrun.ensure()  # capture() imports the harness (ncqguest)
     head = Side("head", resolve(args.head) if args.head else None)
     try:
         if args.capture_trace:

@@ -8,7 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "guest-tests"))
+import pyrun  # scripts/: the package roots, pyproject.toml
+pyrun.ensure()
 import ncqguest  # noqa: E402
 
 JOB = """

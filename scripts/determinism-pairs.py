@@ -23,7 +23,8 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "guest-tests"))
+import pyrun  # scripts/: the package roots, pyproject.toml
+pyrun.ensure()
 import ncqguest  # noqa: E402
 
 JOB = ncqguest.FIO_GLOBAL + """size=2G

@@ -29,7 +29,9 @@ first byte of each an opcode (modulo the number of operations).
 """
 
 import collections
+import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -61,6 +63,13 @@ READ_DMA_EXT, WRITE_DMA_EXT = 0x25, 0x35
 FLUSH_EXT, IDENTIFY, SET_FEATURES = 0xEA, 0xEC, 0xEF
 READ_LOG_EXT, READ_LOG_DMA_EXT = 0x2F, 0x47
 WRITE_LOG_EXT, WRITE_LOG_DMA_EXT = 0x3F, 0x57
+# Power modes (docs/power-modes.md)
+STANDBY_IMM, IDLE, CHECK_POWER, SLEEP = 0xE0, 0xE3, 0xE5, 0xE6
+# SMART READ LOG / WRITE LOG (B0h, FEATURE D5h/D6h, LBA mid/high 4Fh/C2h)
+SMART, SMART_READ_LOG, SMART_WRITE_LOG = 0xB0, 0xD5, 0xD6
+SMART_LBA = 0x4F << 8 | 0xC2 << 16
+# SCT command transport (docs/smart.md): logs E0h and E1h
+LOG_SCT_STATUS, LOG_SCT_DATA = 0xE0, 0xE1
 
 
 def op_write(off, value):
@@ -78,6 +87,21 @@ def op_clear():
 
 def op_clock(n=1):
     return [bytes([OP_CLOCK_STEP])] * n
+
+
+# The generic fuzzer's clock step (qtest "clock_step") advances virtual
+# time to the next deadline of any timer, and q35's PIT runs from reset
+# (channel 0, mode 3, count 65536): its output changes every 27.46 ms,
+# two deadlines 1 ns apart each time (measured: "clock_step" answers OK
+# 27462700, 27462701, 54925401, ...).  The drive's deadlines come between.
+PIT_TICK_MS = 65536 / 1193182 / 2 * 1000
+SPINUP_MS = 10000       # st3400620as, the fuzzer's model (power-modes.md)
+
+
+def op_wait(ms):
+    """Clock steps enough for @ms of virtual time to pass (two per PIT
+    tick, and some for the drive's own deadlines on the way)."""
+    return op_clock(2 * math.ceil(ms / PIT_TICK_MS) + 8)
 
 
 def port_start():
@@ -116,11 +140,14 @@ def fpdma(write, tag, lba, sectors, fua=False, prio=False):
                device=0x40 | (0x80 if fua else 0))
 
 
-def issue(slot, fis, ncq=True):
+def issue(slot, fis, ncq=True, data=None):
     """Issue one slot: its command table then its PRDT are read in this
-    order while PxCI is written, so they take patterns 0 and 1."""
+    order while PxCI is written, so they take patterns 0 and 1; a data-out
+    command's data (a WRITE LOG's sector) is read next, from pattern 2."""
     prd = struct.pack("<QII", DATA, 0, PRD_BYTES - 1)
     ops = [op_clear(), op_pattern(fis), op_pattern(prd)]
+    if data is not None:
+        ops.append(op_pattern(data))
     if ncq:
         ops.append(op_write(PxSACT, 1 << slot))
     return ops + [op_write(PxCI, 1 << slot)]
@@ -141,7 +168,39 @@ EXPECTED = {
     "ncq-tag-reuse": {},
     "ncq-reset": {"W": 1},
     "logs": {"R": 1},
+    "sct": {"R": 1},
+    "power-modes": {"R": 2, "F": 2},
 }
+
+# What each seed must do that the device trace does not record: QEMU trace
+# events of the device (hw/ide/ncq-disk/trace-events) in the fuzzer's log.
+# "logs": the log commands that reached the drive's log code, each once at
+# least (the trace's name and log: a WRITE LOG (DMA) EXT whose data
+# arrived is traced as such; READ/WRITE LOG DMA EXT are refused before
+# that on the fuzzer's ATA-7 model, which predates them, and served with
+# --props cdl=on); "spin-up"/"spin-down": how many, the last spin-up the
+# power-on at the fuzzer's reset after the input.
+EXPECTED_EVENTS = {
+    "logs": {"logs": {"READ LOG EXT log 0x11", "WRITE LOG EXT log 0x10"}},
+    "sct": {"logs": {"SMART WRITE LOG log 0xe0", "SMART READ LOG log 0xe0",
+                     "WRITE LOG (DMA) EXT log 0xe0", "READ LOG EXT log 0xe1",
+                     "READ LOG EXT log 0xe0"}},
+    "power-modes": {"spin-up": 3, "spin-down": 3},
+}
+TRACE_EVENTS = ("ncq_disk_read_log", "ncq_disk_write_log", "ncq_disk_spin_up",
+                "ncq_disk_spin_down")
+
+
+def sct(action, function, *words):
+    """An SCT command: one sector, action and function codes, then its
+    words (ACS-3 8.3: ERC's selection code and value, a table's id)."""
+    return struct.pack(f"<{2 + len(words)}H", action, function,
+                       *words).ljust(512, b"\0")
+
+
+def smart_log(feature, log, count=1):
+    return h2d(SMART, lba=log | SMART_LBA, count=count, features=feature,
+               device=0)
 
 
 def seeds():
@@ -223,6 +282,58 @@ def seeds():
             h2d(WRITE_LOG_EXT, lba=0x10, count=1, device=0)]):
         ops += issue(slot, fis, ncq=False) + op_clock(4)
     s["logs"] = ops
+
+    # SCT command transport: Error Recovery Control set to 7 s and read
+    # back through SMART WRITE LOG E0h, the SCT status read through SMART
+    # READ LOG and READ LOG EXT E0h, the temperature history table asked
+    # for through WRITE LOG EXT E0h and read from E1h; a READ DMA EXT; then
+    # what the drive refuses (ABRT, the SCT status's error code): an
+    # unknown action code, a read timer below the minimum, and READ/WRITE
+    # LOG DMA EXT of E0h/E1h (refused by the ATA-7 model, served with
+    # cdl=on).  Every command in slot 0: with a PIO data-out command
+    # (SMART WRITE LOG) in slot n, the next slot's command table took the
+    # wrong pattern (handle_cmd_unhandled_fis in QEMU's trace) and the
+    # commands after it ran again (the READ DMA EXT four times).
+    ops = port_start()
+    for slot, (fis, data) in enumerate([
+            (h2d(IDENTIFY, device=0), None),
+            (smart_log(SMART_WRITE_LOG, LOG_SCT_STATUS), sct(3, 1, 1, 70)),
+            (smart_log(SMART_READ_LOG, LOG_SCT_STATUS), None),
+            (smart_log(SMART_WRITE_LOG, LOG_SCT_STATUS), sct(3, 2, 1)),
+            (h2d(WRITE_LOG_EXT, lba=LOG_SCT_STATUS, count=1, device=0),
+             sct(5, 1, 2)),
+            (h2d(READ_LOG_EXT, lba=LOG_SCT_DATA, count=1, device=0), None),
+            (h2d(READ_LOG_EXT, lba=LOG_SCT_STATUS, count=1, device=0), None),
+            (h2d(READ_DMA_EXT, lba=0x6000, count=8), None),
+            (smart_log(SMART_WRITE_LOG, LOG_SCT_STATUS), sct(0x99, 1)),
+            (smart_log(SMART_WRITE_LOG, LOG_SCT_STATUS), sct(3, 1, 1, 1)),
+            (h2d(WRITE_LOG_DMA_EXT, lba=LOG_SCT_STATUS, count=1, device=0),
+             sct(5, 1, 2)),
+            (h2d(READ_LOG_DMA_EXT, lba=LOG_SCT_DATA, count=1, device=0),
+             None)]):
+        ops += issue(0, fis, ncq=False, data=data) + op_clock(4)
+    s["sct"] = ops
+
+    # Power modes: STANDBY IMMEDIATE (a FLUSH in the trace) and a read
+    # that waits the 10 s spin-up; SLEEP (a FLUSH), a command aborted in
+    # it, a COMRESET that wakes the drive into standby, a queued read that
+    # spins it up again; IDLE with a 5 s standby timer, and the timer
+    # running out (a spin-down).  op_wait(): each clock step goes only to
+    # the PIT's next tick (see op_wait), so a wait of seconds takes
+    # hundreds of steps.
+    ops = port_start()
+    ops += issue(0, h2d(CHECK_POWER, device=0), ncq=False) + op_clock(1)
+    ops += issue(1, h2d(STANDBY_IMM, device=0), ncq=False) + op_wait(200)
+    ops += issue(2, h2d(READ_DMA_EXT, lba=0x6000, count=8), ncq=False)
+    ops += op_wait(SPINUP_MS + 200)
+    ops += issue(3, h2d(SLEEP, device=0), ncq=False) + op_wait(200)
+    ops += issue(4, h2d(CHECK_POWER, device=0), ncq=False) + op_clock(2)
+    ops += [op_write(PxSCTL, 1), op_write(PxSCTL, 0)] + op_clock(2)
+    ops += port_start()
+    ops += issue(1, fpdma(False, 1, 0x7000, 8)) + op_wait(SPINUP_MS + 200)
+    ops += issue(2, h2d(IDLE, count=1, device=0), ncq=False)
+    ops += op_wait(5000 + 200)
+    s["power-modes"] = ops
     return s
 
 
@@ -248,6 +359,22 @@ def trace_ops(path):
     return dict(ops)
 
 
+def event_counts(path, want):
+    """What the fuzzer log's trace events say of each key of @want: the
+    set of log commands ("NAME log 0xNN"), the number of spin-ups and
+    spin-downs."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    got = {}
+    for key in want:
+        if key == "logs":
+            got[key] = set(re.findall(r"\bncq_disk_\w+_log disk \S+ "
+                                      r"(.+? log 0x[0-9a-f]{2}) ", text))
+        else:
+            got[key] = len(re.findall(r"\bncq_disk_spin_" + key[5:] + " ",
+                                      text))
+    return got
+
+
 def check(fuzzer, out):
     base = os.environ.get("QEMU_FUZZ_ARGS")
     if not base or "ncq-disk" not in base.split()[-1]:
@@ -257,7 +384,12 @@ def check(fuzzer, out):
     with tempfile.TemporaryDirectory() as tmp:
         for name in write(out):
             trace = Path(tmp) / f"{name}.trace"
-            env = dict(os.environ, QEMU_FUZZ_ARGS=f"{base},trace={trace}")
+            events = Path(tmp) / f"{name}.events"
+            # the device trace (trace=) and QEMU's trace events of the
+            # device (-d trace:..., to -D's file)
+            dflag = ",".join(f"trace:{e}" for e in TRACE_EVENTS)
+            env = dict(os.environ, QEMU_FUZZ_ARGS=f"-d {dflag} -D {events} "
+                       f"{base},trace={trace}")
             # -detect_leaks=0: libFuzzer otherwise runs an input a second
             # time whenever it saw more mallocs than frees, which QEMU's
             # helper threads make depend on host timing (1 run in 40 did).
@@ -268,11 +400,15 @@ def check(fuzzer, out):
                                  stderr=subprocess.STDOUT, text=True,
                                  errors="replace", timeout=300)
             got = trace_ops(trace) if trace.exists() else None
-            ok = run.returncode == 0 and got == EXPECTED[name]
+            want_ev = EXPECTED_EVENTS.get(name, {})
+            got_ev = event_counts(events, want_ev)
+            ok = (run.returncode == 0 and got == EXPECTED[name] and
+                  got_ev == want_ev)
             bad += not ok
             print(f"seed {name}: {'ok' if ok else 'FAILED'}, completed "
-                  f"{got} (want {EXPECTED[name]}), fuzzer exit "
-                  f"{run.returncode}")
+                  f"{got} (want {EXPECTED[name]})"
+                  + (f", events {got_ev} (want {want_ev})" if want_ev
+                     else "") + f", fuzzer exit {run.returncode}")
             if run.returncode != 0:
                 print(run.stdout[-3000:])
     return bad == 0

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "guest-tests"))
+import pyrun  # noqa: E402  (scripts/: the package roots, pyproject.toml)
+pyrun.ensure()
 
 import scenarios as sc  # noqa: E402
 

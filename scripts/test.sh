@@ -112,7 +112,7 @@ early_steps &
 early_pid=$!
 asan_pid=
 # the suite stopped early (die, ^C): stop the background work too
-trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"' EXIT
+trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${fuzz_pid:-}" ] || kill_tree "$fuzz_pid"' EXIT
 
 step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
@@ -134,30 +134,50 @@ early_show() {
     return "$(cat "$early_dir/$1.rc" 2>/dev/null || echo 1)"
 }
 
-# fuzz_steps: the fuzzer's part of the suite, each tallied: every input of
+# The fuzzer's part of the suite, each tallied: every input of
 # tests/fuzz/fixed/ run alone (one check each), every seed reaching the
-# device (one check each), the CI campaign (one check).
-fuzz_steps() {
-    local out=$ROOT/_build/fuzz-replay.out q
+# device (one check each), the CI campaign (one check).  fuzz_run runs
+# the three in the background (one core: the campaign has a fixed number
+# of executions and a fixed seed, so the load beside it does not change
+# what it does) beside the guest tests on 6.12; fuzz_show prints and
+# tallies them once they have ended.
+fuzz_run() {
+    local d=$ROOT/_build
+    fuzz_begun >"$d/fuzz-replay.out"
+    "$HERE/fuzz.sh" --replay tests/fuzz/fixed >>"$d/fuzz-replay.out" 2>&1
+    fuzz_begun >"$d/fuzz-seeds.out"
+    "$HERE/fuzz.sh" --check-seeds >>"$d/fuzz-seeds.out" 2>&1
+    fuzz_begun >"$d/fuzz-ci.out"
+    "$HERE/fuzz.sh" --ci >>"$d/fuzz-ci.out" 2>&1
+    echo $? >"$d/fuzz-ci.rc"
+}
+fuzz_begun() {
+    printf '=== [%dm%02ds] (in the background, beside the guest tests on 6.12) ===\n' \
+        $((SECONDS / 60)) $((SECONDS % 60))
+}
+fuzz_pid=
+fuzz_show() {
+    [ -n "$fuzz_pid" ] || return 0
+    local d=$ROOT/_build q ok bad
     step "fuzz: inputs of fixed findings replayed (NCQ_TEST_FUZZ=0 skips the fuzz steps)"
-    "$HERE/fuzz.sh" --replay tests/fuzz/fixed 2>&1 | tee "$out" >&2
-    q=$(tail -1 "$out")
+    wait "$fuzz_pid"
+    fuzz_pid=
+    cat "$d/fuzz-replay.out" >&2
+    q=$(tail -1 "$d/fuzz-replay.out")
     if [[ $q =~ fuzz-replay:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
         tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
     else
         tally 0 1 0
     fi
-    out=$ROOT/_build/fuzz-seeds.out
     step "fuzz: each seed reaches the device (scripts/fuzz.sh --check-seeds)"
-    "$HERE/fuzz.sh" --check-seeds 2>&1 | tee "$out" >&2
-    local ok bad
-    ok=$(grep -cE "^seed [^ ]+: ok," "$out")
-    bad=$(grep -cE "^seed [^ ]+: FAILED," "$out")
+    cat "$d/fuzz-seeds.out" >&2
+    ok=$(grep -cE "^seed [^ ]+: ok," "$d/fuzz-seeds.out")
+    bad=$(grep -cE "^seed [^ ]+: FAILED," "$d/fuzz-seeds.out")
     [ $((ok + bad)) -gt 0 ] || bad=1
     tally "$ok" "$bad" 0
-    out=$ROOT/_build/fuzz-ci.out
     step "fuzz: short campaign from the seeds (scripts/fuzz.sh --ci)"
-    if "$HERE/fuzz.sh" --ci 2>&1 | tee "$out" >&2; then
+    cat "$d/fuzz-ci.out" >&2
+    if [ "$(cat "$d/fuzz-ci.rc" 2>/dev/null)" = 0 ]; then
         tally 1 0 0
     else
         tally 0 1 0
@@ -243,7 +263,9 @@ asan_steps() {
         tally 0 1 0
     fi
     if [ "${NCQ_TEST_FUZZ:-1}" != 0 ]; then
-        fuzz_steps
+        rm -f "$ROOT/_build/fuzz-ci.rc"
+        fuzz_run &
+        fuzz_pid=$!
     fi
 }
 
@@ -311,9 +333,10 @@ pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
 
 asan_steps
 
-# The device tests, IDENTIFY (hdparm -I) and scenario 1 again on Debian 13's
-# kernel (6.12), unless NCQ_IMAGE_DIR chose the image or
-# NCQ_TEST_SECOND_KERNEL=0.
+# The device tests, IDENTIFY (hdparm -I), host-managed ZAC (zone write
+# plugging) and scenario 1 again on Debian 13's kernel (6.12), unless
+# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0; the fuzz
+# steps run beside them (asan_steps started them) and are shown after them.
 if [ "$second_kernel" = 1 ]; then
     if early_show image612 "build the guest image (Debian 13, 6.12; built beside the QEMU build)"; then
         img612=$(tail -1 "$early_dir/image612.out")
@@ -322,12 +345,14 @@ if [ "$second_kernel" = 1 ]; then
             guest-tests/test_kernels.py guest-tests/test_device.py \
             guest-tests/test_identify.py \
             guest-tests/test_cdl.py guest-tests/test_image_tools.py \
+            guest-tests/test_zac.py \
             guest-tests/test_scenario_1_depth.py "$@"
     else
         echo "test: the Debian 13 image did not build" >&2
         tally 0 1 0
     fi
 fi
+fuzz_show
 
 # the background steps have all been shown by now: reap them
 wait "$early_pid" 2>/dev/null

@@ -1,4 +1,2 @@
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools/ncq-fit"))
+"""The fit tests (tools/ncq-fit): ncqfit, ncqfit_sim and fit_compare are
+importable by name (tools/ncq-fit is a package root, pyproject.toml)."""

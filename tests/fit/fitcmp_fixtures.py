@@ -1,24 +1,17 @@
 """Fixtures of the fit-compare and simulate() tests (tools/ncq-fit),
 imported by name by the test files that use them: the standalone build's
-ncq-sim (tests/repo/conftest.py's ncq_sim_dir, shared, not copied), and
+ncq-sim (tests/repo/ncqsimbuild.py's ncq_sim_dir, shared, not copied), and
 copies of shipped models with one parameter changed."""
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from ncqsimbuild import ncq_sim_dir  # noqa: F401  (a fixture, used by name)
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / "tools" / "ncq-fit"
 MODELS = ROOT / "hw" / "ide" / "ncq-model" / "models"
-sys.path.insert(0, str(TOOLS))
-sys.path.insert(0, str(ROOT / "tests" / "repo"))
-_spec = importlib.util.spec_from_file_location(
-    "repo_conftest", ROOT / "tests" / "repo" / "conftest.py")
-_repo_conftest = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_repo_conftest)
-ncq_sim_dir = _repo_conftest.ncq_sim_dir
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 against copies with one parameter changed; its figures against the ones
 ncq-sim prints for the same runs.  Short workloads (--reads, --seconds)
 keep each run to seconds."""
-import importlib.util
 import json
 import re
 import subprocess
@@ -157,12 +156,6 @@ def test_bad_arguments_are_one_line_and_status_2(ncq_sim, tmp_path, args,
     assert not out.exists()
 
 
-def _load_fit_compare():
-    spec = importlib.util.spec_from_file_location(
-        "fit_compare", TOOLS / "fit-compare.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _printed(ncq_sim, model, args):
@@ -181,7 +174,7 @@ def test_response_times_are_ncq_sims_own(ncq_sim, model):
     """The host response times fit-compare reconstructs from the trace
     give the figures ncq-sim prints for the same run, at every depth of
     Table V and for the starvation workload."""
-    fc = _load_fit_compare()
+    import fit_compare as fc
     fw = fc.fw
     runs = fw.table_v(model, [3], 50, ncq_sim) + \
         fw.starvation(model, [3], 8, ncq_sim)

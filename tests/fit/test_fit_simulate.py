@@ -7,7 +7,7 @@ import pytest
 
 from fitcmp_fixtures import (  # noqa: F401 (fixtures used by name)
     MODELS, model_value, ncq_sim, ncq_sim_dir)
-import ncqfit_sim as ns  # noqa: E402  (fitcmp_fixtures sets its path)
+import ncqfit_sim as ns
 
 SECTOR = 512
 

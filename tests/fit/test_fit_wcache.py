@@ -8,8 +8,8 @@ import pytest
 
 from fitcmp_fixtures import (  # noqa: F401 (fixtures used by name)
     MODELS, model_copy, model_value, ncq_sim, ncq_sim_dir)
-import ncqfit_sim as ns  # noqa: E402  (fitcmp_fixtures sets its path)
-from ncqfit import wcache  # noqa: E402
+import ncqfit_sim as ns
+from ncqfit import wcache
 
 WRITE_SECTORS = 128
 HOST_NS = 20000              # the probe's own time between two writes

@@ -21,6 +21,7 @@
 
 #define DISK_SECTORS   (64 * 1024 * 2)     /* 64 MiB image */
 #define BIG_SECTORS    (100ULL << 21)      /* 100 GiB sparse image */
+#define ZAC_SECTORS    27344764928ULL      /* wd-hc620: 14 TB sparse */
 
 #define ATA_ERR_ABRT   0x04
 #define ATA_ERR_IDNF   0x10
@@ -33,6 +34,7 @@
 
 static char *img_path;
 static char *big_img_path;
+static char *zoned_img_path;    /* wd-hc620's capacity, sparse */
 
 /*
  * Boot with @device (ncq-disk, or upstream's ide-hd) on AHCI port 0, and
@@ -2971,8 +2973,6 @@ static void test_set_checks(void)
  * random and sequential READ FPDMA QUEUED commands completes without
  * error, taking model time on the virtual clock.
  */
-static void test_zoned_model_refused(gconstpointer data);
-
 static void test_builtin_model_serves(gconstpointer data)
 {
     const char *name = data;
@@ -2990,7 +2990,12 @@ static void test_builtin_model_serves(gconstpointer data)
     int i;
 
     g_assert_nonnull(params);
-    ahci = ncq_boot_ready(img_path, props, &port);
+    /*
+     * a host-managed model on an image of its capacity (its LBAs here are
+     * in its conventional zones)
+     */
+    ahci = ncq_boot_ready(params->zone_sectors ? zoned_img_path : img_path,
+                          props, &port);
     qts = ahci->parent->qts;
     ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     g_assert_cmpuint(le16_to_cpu(id[217]), ==,
@@ -3038,14 +3043,9 @@ static void add_builtin_model_tests(void)
     for (i = 0; names[i]; i++) {
         g_autofree char *path = g_strdup_printf("/ncq-disk/models/%s",
                                                 names[i]);
-        NcqParams *params = ncq_params_builtin(names[i]);
-        bool zoned = params && params->zone_sectors;
-
-        ncq_params_free(params);
         /* the test data must outlive g_test_run(): not freed */
         qtest_add_data_func(path, g_strdup(names[i]),
-                            zoned ? test_zoned_model_refused :
-                                    test_builtin_model_serves);
+                            test_builtin_model_serves);
     }
 }
 
@@ -3211,26 +3211,6 @@ static void test_piix_refused(void)
     g_assert(strstr(err, "ncq-disk needs an AHCI port"));
     g_assert(strstr(err, "a parallel ATA bus has no NCQ"));
     /* one line of QEMU's (a sanitizer build adds its "==PID==" notes) */
-    g_assert_cmpint(count_own_lines(err), ==, 1);
-}
-
-/*
- * A host-managed (zoned) model: the library has its zones (docs/smr.md),
- * but the device does not speak ZAC yet, and a zoned drive shown as a
- * plain one would fail every write beyond its conventional zones.  It is
- * refused at startup with one line that names the way out.
- */
-static void test_zoned_model_refused(gconstpointer data)
-{
-    g_autofree char *args = g_strdup_printf(
-        "-M q35 -device ncq-disk,drive=d1,bus=ide.0,model=%s",
-        (const char *)data);
-    g_autofree char *err = NULL;
-    int status = spawn_startup(args, &err);
-
-    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
-    g_assert(strstr(err, "is a host-managed (zoned) drive"));
-    g_assert(strstr(err, "use a conventional model"));
     g_assert_cmpint(count_own_lines(err), ==, 1);
 }
 
@@ -3555,7 +3535,7 @@ static void test_migrate_keeps_fua_prio_cdl(void)
  * the drive ended with.
  */
 static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
-                       uint8_t code, uint8_t feature, uint64_t lba,
+                       uint8_t code, uint16_t feature, uint64_t lba,
                        uint16_t count, uint64_t gbuf, uint32_t bytes,
                        uint8_t *status)
 {
@@ -3573,6 +3553,7 @@ static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
     fis = hdr.ctba;
     qtest_writeb(qts, fis + offsetof(RegH2DFIS, command), code);
     qtest_writeb(qts, fis + offsetof(RegH2DFIS, feature_low), feature);
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, feature_high), feature >> 8);
     for (i = 0; i < 3; i++) {
         qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_lo) + i,
                      lba >> (8 * i));
@@ -4038,6 +4019,361 @@ static void test_cdl_statistics(void)
     ncq_shutdown(ahci);
 }
 
+/*
+ * Host-managed zones over ATA (ZAC, docs/smr.md), on wd-hc620: 52,156
+ * zones of 524,288 sectors, the first 524 conventional, 128 open at most.
+ */
+#define ZAC_PROPS           "model=wd-hc620"
+#define ZAC_ZONE            524288ULL
+#define ZAC_CONV            524
+#define ZAC_ZONES           52156
+#define ZAC_SWR0            (ZAC_CONV * ZAC_ZONE)   /* first SWR zone */
+#define ATA_ZAC_MGMT_IN     0x4a
+#define ATA_ZAC_MGMT_OUT    0x9f
+#define ATA_REQ_SENSE_EXT   0x0b
+
+/* REPORT ZONES EXT of @pages pages with @options into @buf */
+static uint8_t zac_report(AHCIQState *ahci, uint8_t port, uint64_t lba,
+                          uint8_t options, uint16_t pages, uint8_t *buf)
+{
+    uint64_t gbuf = ahci_alloc(ahci, 512 * pages);
+    uint8_t status, err;
+
+    qtest_memset(ahci->parent->qts, gbuf, 0xaa, 512 * pages);
+    err = raw_cmd(ahci, port, CMD_READ_DMA_EXT, ATA_ZAC_MGMT_IN,
+                  (uint16_t)options << 8, lba, pages, gbuf, 512 * pages,
+                  &status);
+    if (!err && buf) {
+        ncq_bufread(ahci->parent->qts, gbuf, buf, 512 * pages);
+    }
+    ahci_free(ahci, gbuf);
+    return err;
+}
+
+/* ZAC MANAGEMENT OUT @action on the zone at @lba, or ALL */
+static uint8_t zac_out(AHCIQState *ahci, uint8_t port, uint8_t action,
+                       uint64_t lba, bool all)
+{
+    uint8_t status;
+
+    return raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_ZAC_MGMT_OUT,
+                   action | (all ? 0x100 : 0), lba, 0, 0, 0, &status);
+}
+
+/* The sense REQUEST SENSE DATA EXT returns: key << 16 | ASC << 8 | ASCQ */
+static uint32_t zac_sense(AHCIQState *ahci, uint8_t port)
+{
+    uint8_t status;
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_REQ_SENSE_EXT,
+                            0, 0, 0, 0, 0, &status), ==, 0);
+    return status & 0x02 ? sense_lba(ahci, port) : 0;
+}
+
+/* The condition and write pointer of the zone at @lba, by REPORT ZONES */
+static uint8_t zac_cond(AHCIQState *ahci, uint8_t port, uint64_t lba,
+                        uint64_t *wp)
+{
+    uint8_t buf[512];
+
+    g_assert_cmphex(zac_report(ahci, port, lba, 0x80, 1, buf), ==, 0);
+    g_assert_cmphex(ldq_le_p(buf + 64 + 16), ==, lba);
+    if (wp) {
+        *wp = ldq_le_p(buf + 64 + 24);
+    }
+    return buf[64 + 1] >> 4;
+}
+
+/* Boot wd-hc620 with sense data reporting on, as Linux sets it up */
+static AHCIQState *zac_boot(uint8_t *port)
+{
+    AHCIQState *ahci = ncq_boot_ready(zoned_img_path, ZAC_PROPS, port);
+    uint8_t status;
+
+    g_assert_cmphex(raw_cmd(ahci, *port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0xc3, 0, 1, 0, 0, &status), ==, 0);
+    return ahci;
+}
+
+/*
+ * What Linux's libata reads to see a host-managed drive: the signature
+ * CDh/ABh (PxSIG, ata_dev_classify(): ATA_DEV_ZAC), sense data reporting
+ * (words 119/120 bit 6) and NCQ autosense (word 78 bit 7), and the
+ * IDENTIFY DEVICE data log's page 09h, listed in page 00h, with the
+ * model's maximum open zones and URSWRZ (ata_dev_config_zac()).  A
+ * conventional model keeps the ATA signature and lists no page 09h.
+ */
+static void test_zac_identify(void)
+{
+    uint8_t port, list[512], page[512];
+    uint16_t id[256];
+    AHCIQState *ahci = ncq_boot_ready(zoned_img_path, ZAC_PROPS, &port);
+
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SIG), ==, 0xabcd0101);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    g_assert_cmphex(le16_to_cpu(id[119]) & 0xc040, ==, 0x4040);
+    g_assert_cmphex(le16_to_cpu(id[78]) & 0x80, ==, 0x80);
+    g_assert_cmphex(le16_to_cpu(id[69]) & 3, ==, 0);
+    g_assert_cmphex(ldq_le_p((uint8_t *)id + 200), ==, ZAC_SECTORS);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 0, 1, list),
+                    ==, 0);
+    g_assert_nonnull(memchr(list + 9, 0x09, list[8]));
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 9, 1, page),
+                    ==, 0);
+    g_assert_cmphex(ldq_le_p(page), ==, 0x8000000000090001ULL);
+    g_assert_cmphex(ldq_le_p(page + 8), ==, (1ULL << 63) | 1); /* URSWRZ */
+    g_assert_cmphex(ldq_le_p(page + 40), ==, (1ULL << 63) | 128);
+    ncq_shutdown(ahci);
+
+    ahci = ncq_boot_ready(img_path, NULL, &port);
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SIG), ==, 0x00000101);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 0, 1, list),
+                    ==, 0);
+    g_assert_null(memchr(list + 9, 0x09, list[8]));
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 9, 1, NULL),
+                    ==, ATA_ERR_ABRT);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * REPORT ZONES EXT as libata sends it (ZAC MANAGEMENT IN 4Ah/00h, the
+ * options in FEATURE 15:8): the header (list length of every matching
+ * zone, or with the partial bit of those returned; SAME 3: conventional
+ * and SWR zones of one length; the maximum LBA), descriptors from the
+ * zone holding the LBA; a reporting option that ZAC reserves and an LBA
+ * beyond the capacity are ABRT with their sense.
+ */
+static void test_zac_report_zones(void)
+{
+    uint8_t port, *buf = g_malloc(512 * 8);
+    AHCIQState *ahci = zac_boot(&port);
+    int i;
+
+    g_assert_cmphex(zac_report(ahci, port, 0, 0, 8, buf), ==, 0);
+    g_assert_cmphex(ldl_le_p(buf), ==, 64 * ZAC_ZONES);
+    g_assert_cmphex(buf[4] & 0xf, ==, 3);
+    g_assert_cmphex(ldq_le_p(buf + 8), ==, ZAC_SECTORS - 1);
+    for (i = 0; i < 63; i++) {
+        uint8_t *d = buf + 64 * (i + 1);
+
+        g_assert_cmphex(d[0] & 0xf, ==, 1);             /* conventional */
+        g_assert_cmphex(d[1] >> 4, ==, 0);              /* not WP */
+        g_assert_cmphex(ldq_le_p(d + 8), ==, ZAC_ZONE);
+        g_assert_cmphex(ldq_le_p(d + 16), ==, i * ZAC_ZONE);
+    }
+    /* from the last conventional zone, partial: 7 descriptors in 1 page */
+    g_assert_cmphex(zac_report(ahci, port, ZAC_SWR0 - 1, 0x80, 1, buf), ==,
+                    0);
+    g_assert_cmphex(ldl_le_p(buf), ==, 64 * 7);
+    g_assert_cmphex(buf[64] & 0xf, ==, 1);
+    g_assert_cmphex(buf[128] & 0xf, ==, 2);             /* SWR */
+    g_assert_cmphex(buf[128 + 1] >> 4, ==, 1);          /* empty */
+    g_assert_cmphex(ldq_le_p(buf + 128 + 16), ==, ZAC_SWR0);
+    g_assert_cmphex(ldq_le_p(buf + 128 + 24), ==, ZAC_SWR0);
+    /* option 01h (empty): every SWR zone, none conventional */
+    g_assert_cmphex(zac_report(ahci, port, 0, 0x01, 1, buf), ==, 0);
+    g_assert_cmphex(ldl_le_p(buf), ==, 64 * (ZAC_ZONES - ZAC_CONV));
+    g_assert_cmphex(buf[4] & 0xf, ==, 1);
+    g_assert_cmphex(ldq_le_p(buf + 64 + 16), ==, ZAC_SWR0);
+    /* bad input: ABRT, ILLEGAL REQUEST with its ASC */
+    g_assert_cmphex(zac_report(ahci, port, 0, 0x08, 1, buf), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052400);
+    g_assert_cmphex(zac_report(ahci, port, ZAC_SECTORS, 0, 1, buf), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052100);
+    g_free(buf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * ZAC MANAGEMENT OUT (9Fh): OPEN, a write at the pointer, CLOSE, FINISH,
+ * RESET, each seen in REPORT ZONES; RESET ALL; a RESET of a conventional
+ * zone and an action on an LBA not a zone's start are ABRT, INVALID
+ * FIELD, nothing changed.
+ */
+static void test_zac_zone_actions(void)
+{
+    uint8_t port, data[4096];
+    AHCIQState *ahci = zac_boot(&port);
+    const uint64_t z1 = ZAC_SWR0, z2 = ZAC_SWR0 + ZAC_ZONE;
+    QDict *info, *zones, *oz;
+    QList *open;
+    uint64_t wp;
+
+    memset(data, 0x3c, sizeof(data));
+    g_assert_cmphex(zac_out(ahci, port, 0x03, z1, false), ==, 0);  /* OPEN */
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x3);
+    g_assert_cmphex(wp, ==, z1);
+    /* query-ncq-disk: the zones by condition, the open one */
+    info = query_disk(ahci);
+    zones = qdict_get_qdict(info, "zones");
+    g_assert_cmpint(qdict_get_int(zones, "zones"), ==, ZAC_ZONES);
+    g_assert_cmpint(qdict_get_int(zones, "max-open"), ==, 128);
+    open = qdict_get_qlist(zones, "open");
+    g_assert_cmpint(qlist_size(open), ==, 1);
+    oz = qobject_to(QDict, qlist_peek(open));
+    g_assert_cmpint(qdict_get_int(oz, "zone"), ==, ZAC_CONV);
+    g_assert_cmpint(qdict_get_int(oz, "write-pointer"), ==, z1);
+    g_assert_cmpstr(qdict_get_str(oz, "condition"), ==, "explicitly-open");
+    qobject_unref(info);
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1);
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x3);
+    g_assert_cmphex(wp, ==, z1 + 8);
+    g_assert_cmphex(zac_out(ahci, port, 0x01, z1, false), ==, 0); /* CLOSE */
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, z1 + 8);
+    /* a write at the pointer opens it implicitly */
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1 + 8);
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x2);
+    g_assert_cmphex(zac_out(ahci, port, 0x02, z1, false), ==, 0); /* FINISH */
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0xe);
+    g_assert_cmphex(wp, ==, z1 + ZAC_ZONE);
+    g_assert_cmphex(zac_out(ahci, port, 0x04, z1, false), ==, 0); /* RESET */
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x1);
+    g_assert_cmphex(wp, ==, z1);
+    /* RESET ALL: the zone ID is ignored */
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1);
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z2);
+    g_assert_cmphex(zac_out(ahci, port, 0x04, 0, true), ==, 0);
+    g_assert_cmphex(zac_cond(ahci, port, z1, NULL), ==, 0x1);
+    g_assert_cmphex(zac_cond(ahci, port, z2, NULL), ==, 0x1);
+    /* bad input */
+    g_assert_cmphex(zac_out(ahci, port, 0x04, 0, false), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052400);
+    g_assert_cmphex(zac_out(ahci, port, 0x03, z1 + 8, false), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052400);
+    g_assert_cmphex(zac_cond(ahci, port, z1, NULL), ==, 0x1);
+    g_assert_cmphex(zac_out(ahci, port, 0x07, z1, false), ==, ATA_ERR_ABRT);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Writes the zones refuse, with the sense libata reports: non-queued,
+ * ABRT and status bit 1, the sense by REQUEST SENSE DATA EXT (UNALIGNED
+ * WRITE 5h/21h/04h off the pointer, WRITE BOUNDARY VIOLATION 5h/21h/05h
+ * across zones); queued, an NCQ error whose log 10h holds the sense
+ * (NCQ autosense, status bit 1); OPEN beyond the limit of 128 explicitly
+ * open zones, INSUFFICIENT ZONE RESOURCES 7h/55h/0Eh.  Each changes
+ * nothing.
+ */
+static void test_zac_write_errors(void)
+{
+    uint8_t port, status, log[512];
+    AHCIQState *ahci = zac_boot(&port);
+    uint64_t gbuf = ahci_alloc(ahci, 8192);
+    const uint64_t z1 = ZAC_SWR0;
+    AHCICommand *cmd;
+    uint64_t wp;
+    int i;
+
+    qtest_memset(ahci->parent->qts, gbuf, 0x5a, 8192);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, z1 + 8, 8, gbuf, 4096, &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(status & 0x03, ==, 0x03);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052104);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, z1 - 8, 16, gbuf, 8192, &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x052105);
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x1);
+    g_assert_cmphex(wp, ==, z1);
+    /* the conventional zones take writes anywhere */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, 12345, 8, gbuf, 4096, &status), ==, 0);
+
+    /* queued: WRITE FPDMA QUEUED off the pointer */
+    cmd = ncq_prepare(ahci, port, WRITE_FPDMA_QUEUED, gbuf, 4096, z1 + 64);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert_cmphex(ncq_wait_error(ahci, port), ==, ATA_ERR_ABRT);
+    ncq_recover(ahci, port);
+    ahci_command_free(cmd);
+    ncq_read_log(ahci, port, 0x10, 0, log);
+    g_assert_cmphex(log[0] & 0x80, ==, 0);
+    g_assert_cmphex(log[2] & 0x02, ==, 0x02);
+    g_assert_cmphex(log[3], ==, ATA_ERR_ABRT);
+    g_assert_cmphex(log[14] << 16 | log[15] << 8 | log[16], ==, 0x052104);
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x1);
+
+    /* 128 zones open explicitly; the 129th OPEN finds no resource */
+    for (i = 0; i < 128; i++) {
+        g_assert_cmphex(zac_out(ahci, port, 0x03, z1 + i * ZAC_ZONE, false),
+                        ==, 0);
+    }
+    g_assert_cmphex(zac_out(ahci, port, 0x03, z1 + 128 * ZAC_ZONE, false),
+                    ==, ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x07550e);
+    g_assert_cmphex(zac_cond(ahci, port, z1 + 128 * ZAC_ZONE, NULL), ==,
+                    0x1);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * A host-managed model needs an image of its capacity, and timing on:
+ * else one line at startup naming the problem and the fix.
+ */
+static void test_zac_bad_image(void)
+{
+    g_autofree char *err = NULL;
+    g_autofree char *err2 = NULL;
+    int status = spawn_startup("-M q35 -device ncq-disk,drive=d1,bus=ide.0,"
+                               ZAC_PROPS, &err);
+
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    g_assert(strstr(err, "need exactly 27344764928"));
+    g_assert(strstr(err, "qemu-img create -f qcow2 FILE 14000519643136"));
+    g_assert_cmpint(count_own_lines(err), ==, 1);
+    status = spawn_startup("-M q35 -device ncq-disk,drive=d1,bus=ide.0,"
+                           ZAC_PROPS ",timing=off", &err2);
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    g_assert(strstr(err2, "drop timing=off"));
+    g_assert_cmpint(count_own_lines(err2), ==, 1);
+}
+
+/*
+ * Zone state migrates with the model's state: an explicitly open zone,
+ * a closed one with its pointer, and sense data reporting arrive as they
+ * left, and the destination goes on from them (a write at the pointer,
+ * one off it refused with its sense).
+ */
+static void test_zac_migrate(void)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw",
+                                             zoned_img_path);
+    uint8_t port, status, data[4096];
+    AHCIQState *src = ncq_boot_drive(drive, ZAC_PROPS, &port);
+    AHCIQState *dst = ncq_boot_incoming(drive, ZAC_PROPS);
+    const uint64_t z1 = ZAC_SWR0, z2 = ZAC_SWR0 + ZAC_ZONE;
+    uint64_t wp, gbuf;
+
+    g_assert_cmphex(raw_cmd(src, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0xc3, 0, 1, 0, 0, &status), ==, 0);
+    memset(data, 0x77, sizeof(data));
+    g_assert_cmphex(zac_out(src, port, 0x03, z1, false), ==, 0);
+    ncq_io(src, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z2);
+    g_assert_cmphex(zac_out(src, port, 0x01, z2, false), ==, 0);
+    ncq_migrate(src, dst);
+
+    g_assert_cmphex(zac_cond(dst, port, z1, &wp), ==, 0x3);
+    g_assert_cmphex(wp, ==, z1);
+    g_assert_cmphex(zac_cond(dst, port, z2, &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, z2 + 8);
+    ncq_io(dst, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z2 + 8);
+    g_assert_cmphex(zac_cond(dst, port, z2, &wp), ==, 0x2);
+    g_assert_cmphex(wp, ==, z2 + 16);
+    gbuf = ahci_alloc(dst, 4096);
+    g_assert_cmphex(raw_cmd(dst, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, z2, 8, gbuf, 4096, &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(dst, port), ==, 0x052104);
+    ahci_free(dst, gbuf);
+    ncq_shutdown(src);
+    ncq_shutdown(dst);
+}
+
 static void make_images(void)
 {
     int fd;
@@ -4051,6 +4387,11 @@ static void make_images(void)
     fd = g_mkstemp(big_img_path);
     g_assert(fd >= 0);
     g_assert(ftruncate(fd, BIG_SECTORS * 512) == 0);
+    close(fd);
+    zoned_img_path = g_strdup("/tmp/qtest.ncq-disk-zoned.XXXXXX");
+    fd = g_mkstemp(zoned_img_path);
+    g_assert(fd >= 0);
+    g_assert(ftruncate(fd, ZAC_SECTORS * 512) == 0);
     close(fd);
 }
 
@@ -4201,6 +4542,12 @@ static void add_fault_and_other_tests(void)
     qtest_add_func("/ncq-disk/log/write-bad-input", test_log_write);
     qtest_add_func("/ncq-disk/cdl/non-queued", test_cdl_non_queued);
     qtest_add_func("/ncq-disk/cdl/statistics", test_cdl_statistics);
+    qtest_add_func("/ncq-disk/zac/identify", test_zac_identify);
+    qtest_add_func("/ncq-disk/zac/report-zones", test_zac_report_zones);
+    qtest_add_func("/ncq-disk/zac/zone-actions", test_zac_zone_actions);
+    qtest_add_func("/ncq-disk/zac/write-errors", test_zac_write_errors);
+    qtest_add_func("/ncq-disk/zac/bad-image", test_zac_bad_image);
+    qtest_add_func("/ncq-disk/zac/migrate", test_zac_migrate);
 }
 
 /* ---- Power modes (docs/power-modes.md) ---- */
@@ -4497,8 +4844,10 @@ int main(int argc, char **argv)
     ret = g_test_run();
     unlink(img_path);
     unlink(big_img_path);
+    unlink(zoned_img_path);
     g_free(img_path);
     g_free(big_img_path);
+    g_free(zoned_img_path);
     g_free(mig_uri);
     return ret;
 }

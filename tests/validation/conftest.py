@@ -1,23 +1,13 @@
 """Fixtures of the validation tests: the standalone build's ncq-sim (the
-ncq_sim_dir fixture of tests/repo/conftest.py, shared, not copied) and
+ncq_sim_dir fixture of tests/repo/ncqsimbuild.py, shared, not copied) and
 every model's rows as `ncq-sim --validate MODEL --json` gives them."""
-import importlib.util
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-_REPO_TESTS = Path(__file__).resolve().parents[1] / "repo"
-sys.path.insert(0, str(_REPO_TESTS))
-_spec = importlib.util.spec_from_file_location("repo_conftest",
-                                               _REPO_TESTS / "conftest.py")
-_repo_conftest = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_repo_conftest)
-ncq_sim_dir = _repo_conftest.ncq_sim_dir
-
-from repopaths import ROOT  # noqa: E402  (after the path is set)
+from ncqsimbuild import ncq_sim_dir  # noqa: F401  (a fixture, used by name)
+from repopaths import ROOT
 
 
 @pytest.fixture(scope="session")

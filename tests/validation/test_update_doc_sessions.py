@@ -1,16 +1,13 @@
 """scripts/update-doc-sessions.py: a session's stale output is rewritten
 in place, output that still matches is left alone, wildcards are kept
 where they still fit, and --check writes nothing."""
-import importlib.util
 import subprocess
 import sys
 
+import docsessions as uds
 from repopaths import ROOT
 
 SCRIPT = ROOT / "scripts" / "update-doc-sessions.py"
-_spec = importlib.util.spec_from_file_location("update_doc_sessions", SCRIPT)
-uds = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(uds)
 
 PAGE = """# A page
 

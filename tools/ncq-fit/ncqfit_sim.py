@@ -18,13 +18,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "guest-tests"))
-from ncqguest import read_trace  # noqa: E402  (after the path is set)
+from ncqguest import read_trace  # noqa: E402  (guest-tests: a package root, pyproject.toml)
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model" / "models"
 REPLAY_OPS = ("R", "W", "F")

@@ -135,7 +135,9 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     NcqCdl t;
     char err[160];
 
-    if (!d->cdl.on) {
+    /* a host-managed drive reports its zone errors' sense (-zac.c) */
+    if (!d->cdl.on &&
+        !(ncq_disk_zoned(d) && s->feature == SETFEATURES_SENSE_DATA)) {
         return false;
     }
     switch (s->feature) {
@@ -398,7 +400,7 @@ uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s)
  */
 bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
 {
-    if (!d->cdl.on) {
+    if (!d->cdl.on && !ncq_disk_zoned(d)) {
         d->count.guest_errors++;
         ide_abort_command(s);
         return true;
@@ -453,7 +455,10 @@ bool ncq_disk_cdl_complete(NcqDisk *d, NcqDiskReq *r, const NcqCompletion *c)
 
 static bool ncq_disk_cdl_needed(void *opaque)
 {
-    return ((NcqDisk *)opaque)->cdl.on;
+    NcqDisk *d = opaque;
+
+    /* a host-managed drive's sense reporting state too (-zac.c) */
+    return d->cdl.on || ncq_disk_zoned(d);
 }
 
 const VMStateDescription vmstate_ncq_disk_cdl = {

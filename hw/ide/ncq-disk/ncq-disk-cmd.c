@@ -19,6 +19,7 @@
 #include "system/dma.h"
 #include "../ide-internal.h"
 #include "hw/ide/ncq-disk.h"
+#include "trace.h"
 
 /* Command codes the generic IDE core does not name */
 #define ATA_CMD_REQ_SENSE_DATA      0x0b
@@ -28,6 +29,8 @@
 #define ATA_CMD_WRITE_LOG_DMA_EXT   0x57
 #define ATA_CMD_READ_FPDMA_QUEUED   0x60
 #define ATA_CMD_WRITE_FPDMA_QUEUED  0x61
+#define ATA_CMD_ZAC_MGMT_IN         0x4a
+#define ATA_CMD_ZAC_MGMT_OUT        0x9f
 
 /* A sector count register of 0 means the largest count */
 #define ATA_LBA28_MAX_SECTORS       256
@@ -59,6 +62,8 @@
  * written or the spindle come up first
  */
 #define NCQ_CMD_PM          (NCQ_CMD_TIMED | (1u << 11))
+/* ZAC MANAGEMENT IN/OUT: a host-managed model's zones (ncq-disk-zac.c) */
+#define NCQ_CMD_ZAC         (NCQ_CMD_TIMED | (1u << 12))
 
 /* A read or write of sectors, 28-bit and 48-bit */
 #define NCQ_CMD_MEDIA       (NCQ_CMD_TIMED | NCQ_CMD_SECTORS)
@@ -104,6 +109,8 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_FLUSH_CACHE_EXT]       = { NCQ_OP_FLUSH, NCQ_CMD_TIMED },
     [WIN_SMART]                 = { NCQ_OP_OTHER, NCQ_CMD_SMART },
     [ATA_CMD_REQ_SENSE_DATA]    = { NCQ_OP_OTHER, NCQ_CMD_SENSE },
+    [ATA_CMD_ZAC_MGMT_IN]       = { NCQ_OP_OTHER, NCQ_CMD_ZAC },
+    [ATA_CMD_ZAC_MGMT_OUT]      = { NCQ_OP_OTHER, NCQ_CMD_ZAC },
     [WIN_VERIFY]                = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
     [WIN_VERIFY_EXT]            = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
     [WIN_STANDBYNOW1]           = { NCQ_OP_FLUSH, NCQ_CMD_PM },
@@ -201,18 +208,33 @@ static bool ncq_disk_refuse(NcqDisk *d, IDEState *s, bool *complete)
     return false;
 }
 
+/* What ncq_disk_hold() did with a command */
+typedef enum NcqDiskHoldResult {
+    NCQ_DISK_RUN_NOW,       /* not held: the core runs it at once */
+    NCQ_DISK_HELD,          /* busy until the model's deadline */
+    NCQ_DISK_REFUSED,       /* the zones refused it: ended with its error */
+} NcqDiskHoldResult;
+
 /*
  * Hand a timed command to the model and hold it busy until its deadline
- * (ncq_disk_run_held() then); false: the core runs it at once.
+ * (ncq_disk_run_held() then).  A host-managed model's zones may refuse
+ * a read, a write or a zone action: it ends with ABRT and its sense.
  */
-static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
-                          const NcqDiskCmd *c)
+static NcqDiskHoldResult ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
+                                       const NcqDiskCmd *c)
 {
     int64_t now;
     NcqCmd mc;
+    int rc;
 
-    if (!ncq_disk_decode(s, c, &mc)) {
-        return false;
+    if ((c->flags & NCQ_CMD_ZAC) == NCQ_CMD_ZAC) {
+        if (!ncq_disk_zac_decode(d, s, cmd, &mc)) {
+            d->count.guest_errors++;
+            ide_abort_command(s);
+            return NCQ_DISK_REFUSED;
+        }
+    } else if (!ncq_disk_decode(s, c, &mc)) {
+        return NCQ_DISK_RUN_NOW;
     }
     if ((c->flags & NCQ_CMD_CDL) && d->cdl.on) {
         mc.cdl = s->feature & 7;
@@ -221,13 +243,26 @@ static bool ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
     if (mc.op == NCQ_OP_WRITE) {
         ncq_disk_save_undo(d, mc.lba, mc.sectors, now);
     }
-    if (ncq_model_submit(d->model, &mc, now) < 0) {
-        return false;
+    rc = ncq_model_submit(d->model, &mc, now);
+    if (mc.zone_action && mc.zone_action != NCQ_ZONE_REPORT) {
+        trace_ncq_disk_zac_action(d, mc.zone_action, mc.lba, mc.zone_all,
+                                  rc);
+    }
+    if (rc < 0) {
+        if (ncq_disk_zac_fail(d, s, rc)) {
+            return NCQ_DISK_REFUSED;
+        }
+        if ((c->flags & NCQ_CMD_ZAC) == NCQ_CMD_ZAC) {
+            d->count.guest_errors++;
+            ide_abort_command(s);
+            return NCQ_DISK_REFUSED;
+        }
+        return NCQ_DISK_RUN_NOW;
     }
     d->held.active = true;
     d->held.cmd = cmd;
     ncq_disk_arm_timer(d);
-    return true;
+    return NCQ_DISK_HELD;
 }
 
 static void ncq_disk_held_data_done(void *opaque, int ret)
@@ -351,8 +386,43 @@ static bool ncq_disk_held_turn(NcqDisk *d, IDEState *s, uint8_t cmd,
         *complete = ncq_disk_pm_cmd(d, s, cmd);
         return true;
     }
+    if ((c->flags & NCQ_CMD_ZAC) == NCQ_CMD_ZAC) {
+        *complete = ncq_disk_zac_run(d, s, cmd, true);
+        return true;
+    }
     *complete = true;
     return ncq_disk_held_cdl(d, s, c);
+}
+
+/*
+ * A command the drive has taken, past its checks: held until the model's
+ * deadline, or refused by the zones, or (false) run by the generic
+ * handler at once.  Queued commands never come here.  Untimed ones (all
+ * with timing=off) go to the generic handler at once.  TRIM is timed
+ * too: the generic handler completes it from a bottom half, at a
+ * host-dependent point of the guest's run; held until the model's
+ * deadline, it completes inside the deadline's timer callback.
+ */
+static bool ncq_disk_timed_cmd(NcqDisk *d, IDEState *s, uint8_t cmd,
+                               const NcqDiskCmd *c, bool *complete)
+{
+    if ((c->flags & NCQ_CMD_ZAC) == NCQ_CMD_ZAC && !d->prop.timing) {
+        *complete = ncq_disk_zac_run(d, s, cmd, false);
+        return true;
+    }
+    if (!d->prop.timing || !(c->flags & NCQ_CMD_TIMED)) {
+        return false;
+    }
+    switch (ncq_disk_hold(d, s, cmd, c)) {
+    case NCQ_DISK_HELD:
+        *complete = false;
+        return true;
+    case NCQ_DISK_REFUSED:
+        *complete = true;
+        return true;
+    default:
+        return false;
+    }
 }
 
 bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
@@ -380,7 +450,7 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
     }
     if ((c->flags & NCQ_CMD_PM) == NCQ_CMD_PM) {
         if (d->prop.timing && ncq_disk_pm_prepare(d, s, cmd) &&
-            ncq_disk_hold(d, s, cmd, c)) {
+            ncq_disk_hold(d, s, cmd, c) == NCQ_DISK_HELD) {
             *complete = false;
             return true;
         }
@@ -412,17 +482,5 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = true;
         return true;
     }
-    /*
-     * Queued commands never come here.  Untimed ones (all with
-     * timing=off) go to the generic handler at once.  TRIM is timed too:
-     * the generic handler completes it from a bottom half, at a
-     * host-dependent point of the guest's run; held until the model's
-     * deadline, it completes inside the deadline's timer callback.
-     */
-    if (!d->prop.timing || !(c->flags & NCQ_CMD_TIMED) ||
-        !ncq_disk_hold(d, s, cmd, c)) {
-        return false;
-    }
-    *complete = false;
-    return true;
+    return ncq_disk_timed_cmd(d, s, cmd, c, complete);
 }

@@ -157,6 +157,7 @@ void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
     ncq_disk_log_identify(d, words);
     ncq_disk_pm_identify(words);
     ncq_disk_sct_identify(d, words);
+    ncq_disk_zac_identify(d, words);
     ncq_disk_identify_checksum(words);
 }
 

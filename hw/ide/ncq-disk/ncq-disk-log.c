@@ -54,7 +54,7 @@
 #define ID_LOG_STRINGS              0x05
 #define ID_LOG_SECURITY             0x06
 #define ID_LOG_SATA                 0x08
-#define ID_LOG_PAGES                (ID_LOG_SATA + 1)
+#define ID_LOG_ZONED                0x09        /* host-managed models */
 
 /* A qword of the IDENTIFY DEVICE data log: bit 63 says it is valid */
 #define ID_QWORD_VALID              (1ULL << 63)
@@ -199,6 +199,7 @@ static void ncq_disk_id_sata(NcqDisk *d, IDEState *s, uint8_t *buf)
 typedef struct NcqDiskIdPage {
     uint8_t page;
     void (*fill)(NcqDisk *d, IDEState *s, uint8_t *buf);
+    bool (*present)(NcqDisk *d);    /* NULL: on every drive */
 } NcqDiskIdPage;
 
 /* The pages a SATA drive of ACS-3/ACS-4's generation has (07h is PATA's) */
@@ -211,7 +212,28 @@ static const NcqDiskIdPage ncq_disk_id_pages[] = {
     { ID_LOG_STRINGS,       ncq_disk_id_strings },
     { ID_LOG_SECURITY,      ncq_disk_id_security },
     { ID_LOG_SATA,          ncq_disk_id_sata },
+    { ID_LOG_ZONED,         ncq_disk_zac_id_page, ncq_disk_zoned },
 };
+
+/* Is page @i of the table there on this drive? */
+static bool ncq_disk_id_page_present(NcqDisk *d, int i)
+{
+    return !ncq_disk_id_pages[i].present || ncq_disk_id_pages[i].present(d);
+}
+
+/* The log's length: up to its last page present */
+static uint16_t ncq_disk_id_npages(NcqDisk *d)
+{
+    uint16_t n = 0;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
+        if (ncq_disk_id_page_present(d, i)) {
+            n = MAX(n, ncq_disk_id_pages[i].page + 1);
+        }
+    }
+    return n;
+}
 
 static void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf,
                             unsigned how)
@@ -223,13 +245,15 @@ static void ncq_disk_id_log(NcqDisk *d, uint16_t page, uint8_t *buf,
         /* the number of pages, then their numbers in ascending order */
         ncq_disk_id_page_header(buf, page);
         for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
-            buf[9 + i] = ncq_disk_id_pages[i].page;
+            if (ncq_disk_id_page_present(d, i)) {
+                buf[9 + buf[8]++] = ncq_disk_id_pages[i].page;
+            }
         }
-        buf[8] = i;
         return;
     }
     for (i = 0; i < ARRAY_SIZE(ncq_disk_id_pages); i++) {
-        if (ncq_disk_id_pages[i].page == page) {
+        if (ncq_disk_id_pages[i].page == page &&
+            ncq_disk_id_page_present(d, i)) {
             ncq_disk_id_pages[i].fill(d, s, buf);
         }
     }
@@ -330,7 +354,7 @@ static const NcqDiskLog ncq_disk_logs[] = {
       ncq_disk_smart_phy_events },
     { 0x18, "Command Duration Limits", GPL, 0, ncq_disk_cdl_pages_1,
       ncq_disk_cdl_log_read, ncq_disk_cdl_log_write },
-    { 0x30, "IDENTIFY DEVICE data", GPL | SMART, ID_LOG_PAGES, NULL,
+    { 0x30, "IDENTIFY DEVICE data", GPL | SMART, 0, ncq_disk_id_npages,
       ncq_disk_id_log },
     { 0xe0, "SCT Command/Status", GPL | SMART, 1, NULL,
       ncq_disk_sct_status_log, ncq_disk_sct_command,

@@ -108,6 +108,48 @@ static NcqDiskSmartInfo *ncq_disk_smart_info(NcqDisk *d)
     return info;
 }
 
+/* A host-managed drive's zones: counts by condition, the open ones */
+static NcqDiskZonesInfo *ncq_disk_zones_info(NcqDisk *d)
+{
+    NcqDiskZonesInfo *info = g_new0(NcqDiskZonesInfo, 1);
+    NcqDiskZoneCountList **ctail = &info->conditions;
+    NcqDiskOpenZoneList **otail = &info->open;
+    uint32_t count[16] = { 0 };
+    NcqZoneInfo zi;
+    uint32_t z;
+    int c;
+
+    info->zones = ncq_model_zone_count(d->model);
+    info->zone_sectors = d->params->zone_sectors;
+    info->conventional = d->params->zone_conv;
+    info->max_open = d->params->zone_max_open;
+    for (z = 0; z < info->zones; z++) {
+        if (ncq_model_zone_info(d->model, z, &zi) < 0) {
+            continue;
+        }
+        count[zi.cond & 0xf]++;
+        if (zi.cond == NCQ_ZC_IMP_OPEN || zi.cond == NCQ_ZC_EXP_OPEN) {
+            NcqDiskOpenZone *o = g_new0(NcqDiskOpenZone, 1);
+
+            o->zone = z;
+            o->start = zi.start;
+            o->write_pointer = zi.wp;
+            o->condition = g_strdup(ncq_zone_cond_name(zi.cond));
+            QAPI_LIST_APPEND(otail, o);
+        }
+    }
+    for (c = 0; c < ARRAY_SIZE(count); c++) {
+        if (count[c]) {
+            NcqDiskZoneCount *e = g_new0(NcqDiskZoneCount, 1);
+
+            e->condition = g_strdup(ncq_zone_cond_name(c));
+            e->count = count[c];
+            QAPI_LIST_APPEND(ctail, e);
+        }
+    }
+    return info;
+}
+
 static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
 {
     NcqDiskInfo *info = g_new0(NcqDiskInfo, 1);
@@ -167,6 +209,9 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->smart = ncq_disk_smart_info(d);
     info->power_mode = g_strdup(ncq_disk_pm_mode_name(d->pm.mode));
     info->standby_timer_ns = ncq_disk_pm_timer_ns(d->pm.timer_count);
+    if (ncq_disk_zoned(d)) {
+        info->zones = ncq_disk_zones_info(d);
+    }
     return info;
 }
 

@@ -363,6 +363,10 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
     if (ret < 0) {
         ncq_disk_ncq_fail(d, cmd, cmd->tag,
                           ret == NCQ_ERR_RANGE ? ID_ERR : ABRT_ERR);
+        if (ret != NCQ_ERR_RANGE) {
+            /* a zone error: its sense in log 10h (ncq-disk-zac.c) */
+            ncq_disk_zac_ncq_sense(d, ret);
+        }
         return false;
     }
     return true;

@@ -263,14 +263,6 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
     if (!ncq_disk_load_params(d, errp) || !ncq_disk_cdl_realize(d, errp)) {
         return false;
     }
-    if (d->params->zone_sectors) {
-        /* docs/smr.md: the library has the zones, the device no ZAC yet */
-        error_setg(errp, "model '%s' is a host-managed (zoned) drive, which "
-                   "ncq-disk cannot present yet (no ZAC commands); use a "
-                   "conventional model such as st3400620as",
-                   d->params->name);
-        return false;
-    }
     if (o->has_recovery) {
         d->params->recovery_ns = o->recovery_ns;
     }
@@ -307,6 +299,9 @@ static bool ncq_disk_check_image(NcqDisk *d, Error **errp)
 
     if (len < 0) {
         error_setg_errno(errp, -len, "cannot get the image size");
+        return false;
+    }
+    if (!ncq_disk_zac_check(d, len / BDRV_SECTOR_SIZE, errp)) {
         return false;
     }
     if (len / BDRV_SECTOR_SIZE > d->params->capacity) {
@@ -574,6 +569,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     k->realize = ncq_disk_realize;
     k->unrealize = ncq_disk_unrealize;
     k->identify = ncq_disk_identify;
+    k->signature = ncq_disk_zac_signature;
     k->sata_gen = ncq_disk_sata_gen;
     k->exec_cmd = ncq_disk_exec_cmd;
     k->hba_stop = ncq_disk_hba_stop;

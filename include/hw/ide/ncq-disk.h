@@ -408,5 +408,20 @@ void ncq_disk_sct_init(NcqDisk *d);
 void ncq_disk_sct_cleanup(NcqDisk *d);
 bool ncq_disk_sct_park(NcqDisk *d, uint8_t cmd);
 void ncq_disk_sct_drop(NcqDisk *d);
+/* ncq-disk-zac.c: host-managed zones over ATA (docs/smr.md) */
+bool ncq_disk_zoned(NcqDisk *d);
+bool ncq_disk_zac_check(NcqDisk *d, int64_t image_sectors, Error **errp);
+void ncq_disk_zac_signature(IDEDevice *dev, uint8_t *lba_mid,
+                            uint8_t *lba_high);
+void ncq_disk_zac_identify(NcqDisk *d, uint16_t *words);
+/* IDENTIFY DEVICE data log page 09h (a row of ncq-disk-log.c's table) */
+void ncq_disk_zac_id_page(NcqDisk *d, IDEState *s, uint8_t *buf);
+bool ncq_disk_zac_sense(int err, uint8_t *sense);
+/* a command the zones refused: ABRT and its sense; false: not a zone error */
+bool ncq_disk_zac_fail(NcqDisk *d, IDEState *s, int err);
+/* a queued command the zones refused: its sense in log 10h */
+void ncq_disk_zac_ncq_sense(NcqDisk *d, int err);
+bool ncq_disk_zac_decode(NcqDisk *d, IDEState *s, uint8_t cmd, NcqCmd *mc);
+bool ncq_disk_zac_run(NcqDisk *d, IDEState *s, uint8_t cmd, bool applied);
 
 #endif

@@ -7,11 +7,11 @@ workload over a small grid and the pair closest to the measurement
 wins."""
 
 import os
+import random
 import re
 import shutil
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 from .fit import link_ns
@@ -65,7 +65,6 @@ def min_readahead(f, render, workdir, sim):
     between a completion and the next command, and the minimum read-ahead
     whose time per read comes closest to the measured one wins.  Returns
     a note or None without depth-1 reads or a buffer hit."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import ncqfit_sim
 
     d1 = sorted((r for r in f.data.get("queue_records") or ()
@@ -118,6 +117,7 @@ def min_readahead(f, render, workdir, sim):
 # the response-time percentiles of the deepest queue the calibration
 # compares (the SPTF tail lies in p90 and p99)
 LATENCY_PCTS = (0.5, 0.9, 0.99)
+LATENCY_ORDERS = 8
 IOPS_BATCHES = 10
 PLAN_GRID = (0, 0.25, 0.5, 0.85, 1.25)
 EVAL_GRID = (0, 10, 20, 40)
@@ -139,6 +139,17 @@ def _iops_se(recs):
         rates.append(len(part) / span)
     return statistics.stdev(rates) / IOPS_BATCHES ** 0.5 / \
         statistics.fmean(rates)
+
+
+def _orders(reqs):
+    """@reqs in the probe's order, then LATENCY_ORDERS - 1 fixed
+    shuffles of it (the same on every run)."""
+    out = [list(reqs)]
+    for k in range(1, LATENCY_ORDERS):
+        r = list(reqs)
+        random.Random(k).shuffle(r)
+        out.append(r)
+    return out
 
 
 def _pct(lat, p):
@@ -172,7 +183,6 @@ def calibrate(f, render, workdir, count=6000):
     mra = min_readahead(f, render, workdir, sim)
     if not deep or f.get("firmware", "policy") != "sptf":
         return mra
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import ncqfit_sim
 
     recs = f.data.get("queue_records") or ()
@@ -213,12 +223,22 @@ def calibrate(f, render, workdir, count=6000):
                 / depths[d]["iops"] / base - 1
             err += (rel / iops_se[d]) ** 2 if use_lat else rel ** 2
         if use_lat:
-            lat = sorted(ncqfit_sim.simulate(path, reqs, depth=dmax,
-                                             host_delay_ns=int(gap),
-                                             sim=sim))
+            # the model's side pooled over LATENCY_ORDERS replays of the
+            # same reads, in the probe's order and shuffled: one replay's
+            # SPTF choices part with any change of the costs, so its
+            # percentiles jumped by up to 20 % between neighbouring
+            # costs (a jagged chi-square whose minimum fell on noise:
+            # st3400620as's 3-minute fit took the grid's edge, 2.889 ms
+            # for 2.5).  The pooled one's error, the measurement's over
+            # sqrt(orders), is added to the measurement's.
+            lat = sorted(t for order in _orders(reqs)
+                         for t in ncqfit_sim.simulate(
+                             path, order, depth=dmax,
+                             host_delay_ns=int(gap), sim=sim))
             for p in LATENCY_PCTS:
                 rel = _pct(lat, p) / _pct(meas, p) - 1
-                err += (rel / _pct_se(meas, p)) ** 2
+                se = _pct_se(meas, p) * (1 + 1 / LATENCY_ORDERS) ** 0.5
+                err += (rel / se) ** 2
         tried[key] = err
         return err
 
