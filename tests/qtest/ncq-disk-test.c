@@ -4015,6 +4015,24 @@ static void test_cdl_statistics(void)
     g_assert_cmphex(ldq_le_p(stats + 16), ==, 0xc400000000000000ULL);
     g_assert_cmphex(ldq_le_p(stats + 16 + 8 * 14), ==,
                     0xc400000000000000ULL);
+    /*
+     * Disabling CDL keeps the counts, enabling it again starts them
+     * afresh (cdl-tools test 0707 resets them so)
+     */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            1, 60000, 8, gbuf, 4096, &status), ==, 0);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 0, 0, 0, &status), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 9, 1,
+                             stats), ==, 0);
+    g_assert_cmphex(ldq_le_p(stats + 16 + 8 * 14), ==,
+                    0xc400000000000001ULL);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_SET_FEATURES,
+                            0x0d, 0, 1, 0, 0, &status), ==, 0);
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x04, 9, 1,
+                             stats), ==, 0);
+    g_assert_cmphex(ldq_le_p(stats + 16 + 8 * 14), ==,
+                    0xc400000000000000ULL);
     ahci_free(ahci, gbuf);
     ncq_shutdown(ahci);
 }

@@ -143,6 +143,15 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     switch (s->feature) {
     case SETFEATURES_CDL:
         ncq_model_cdl_get(d->model, &t);
+        /*
+         * Enabling CDL (from disabled) starts the statistics afresh:
+         * Western Digital's suite resets them with a disable and an
+         * enable (cdl-tools test 0707, "reset stat. with CDL
+         * disable+enable"); the counts stay readable while disabled.
+         */
+        if (on && !t.enabled) {
+            memset(d->cdl.stat, 0, sizeof(d->cdl.stat));
+        }
         t.enabled = on;
         if (ncq_model_cdl_set_at(d->model, &t,
                                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
