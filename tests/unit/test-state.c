@@ -39,6 +39,7 @@ static const struct {
     { 5, 0xd7d62d1e09c42dbaULL },   /* issue 28: host-managed zones */
     { 6, 0xbb454a9c0df79003ULL },   /* issue 26: the spindle at rest */
     { 7, 0xaa7c0a428dac5c7bULL },   /* issue 26: recovery, SCT ERC */
+    { 8, 0x9338e96101376d6fULL },   /* issue 28: drive-managed SMR */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

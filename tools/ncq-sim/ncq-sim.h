@@ -63,6 +63,7 @@ typedef struct Opts {
     int depth;
     long count;
     int64_t duration_ns;
+    int64_t interval_ns;        /* --interval: throughput per interval */
     const char *trace;
     int sweep[MAX_SWEEP];
     int nsweep;
@@ -112,6 +113,10 @@ typedef struct Result {
     long gdone[MAX_GROUPS];
     uint64_t gsect[MAX_GROUPS];
     NcqStats st;
+    int64_t interval_ns;        /* --interval: its length, 0: none */
+    uint64_t *ivl_ops;          /* ... completions in each */
+    uint64_t *ivl_sect;         /* ... and their sectors */
+    long nivl;
 } Result;
 
 /* die.c: print "ncq-sim: " @fmt (one %s: @arg) and exit with 2. */

@@ -204,6 +204,8 @@ static void usage(void)
 "  --depth D             host limit on commands in the drive (default 32)\n"
 "  --count N             total requests (default 3200)\n"
 "  --duration S          stop issuing after S seconds of simulated time\n"
+"  --interval S          also print the throughput of each S seconds (a\n"
+"                        drive-managed SMR drive's collapse, docs/smr.md)\n"
 "  --sweep-depth D,D...  one summary row per depth\n"
 "  --end-flush           after the last completion, one FLUSH CACHE; the run\n"
 "                        ends when it completes (fio's end_fsync)\n"
@@ -422,6 +424,14 @@ static void opt_count(Opts *o, const char *arg)
     o->count = parse_long(arg, "--count");
 }
 
+static void opt_interval(Opts *o, const char *arg)
+{
+    o->interval_ns = parse_time(arg, NCQ_BILLION, "--interval");
+    if (o->interval_ns <= 0) {
+        die("--interval expects a positive duration, not '%s'", arg);
+    }
+}
+
 static void opt_duration(Opts *o, const char *arg)
 {
     o->duration_ns = parse_time(arg, NCQ_BILLION, "--duration");
@@ -521,6 +531,7 @@ static const struct {
     { "depth", true, opt_depth },
     { "count", true, opt_count },
     { "duration", true, opt_duration },
+    { "interval", true, opt_interval },
     { "sweep-depth", true, opt_sweep_depth },
     { "end-flush", false, opt_end_flush },
     { "zoned", false, opt_zoned },

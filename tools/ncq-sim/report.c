@@ -12,6 +12,43 @@
 #include <string.h>
 #include "ncq-sim.h"
 
+/* --interval: the completion counts in the interval it ended in. */
+static void result_interval(Result *r, const NcqCompletion *c)
+{
+    long k = (long)(c->complete_ns / r->interval_ns);
+
+    if (k >= r->nivl) {
+        long n = k + 1 > r->nivl * 2 ? k + 1 : r->nivl * 2;
+
+        r->ivl_ops = realloc(r->ivl_ops, n * sizeof(*r->ivl_ops));
+        r->ivl_sect = realloc(r->ivl_sect, n * sizeof(*r->ivl_sect));
+        if (!r->ivl_ops || !r->ivl_sect) {
+            die("out of memory%s", "");
+        }
+        memset(r->ivl_ops + r->nivl, 0, (n - r->nivl) * sizeof(uint64_t));
+        memset(r->ivl_sect + r->nivl, 0, (n - r->nivl) * sizeof(uint64_t));
+        r->nivl = n;
+    }
+    r->ivl_ops[k]++;
+    r->ivl_sect[k] += c->sectors;
+}
+
+/*
+ * --interval: one line per interval up to the last completion: its end
+ * (s), the commands completed in it per second and their MB/s.
+ */
+static void report_intervals(const Result *r)
+{
+    double secs = r->interval_ns / 1e9;
+    long k, last = (long)(r->t_end / r->interval_ns);
+
+    printf("interval_end_s iops mbs\n");
+    for (k = 0; k <= last && k < r->nivl; k++) {
+        printf("%.3f %.1f %.2f\n", (k + 1) * secs, r->ivl_ops[k] / secs,
+               r->ivl_sect[k] * 512.0 / 1e6 / secs);
+    }
+}
+
 void result_add(Result *r, int64_t lat, const NcqCompletion *c,
             int group)
 {
@@ -36,6 +73,9 @@ void result_add(Result *r, int64_t lat, const NcqCompletion *c,
     r->sectors += c->sectors;
     if (c->complete_ns > r->t_end) {
         r->t_end = c->complete_ns;
+    }
+    if (r->interval_ns > 0) {
+        result_interval(r, c);
     }
 }
 
@@ -175,6 +215,9 @@ void report(const Opts *o, int depth, Result *r, bool row)
     Summary s;
 
     summary_of(r, &s);
+    if (r->interval_ns > 0 && !row) {
+        report_intervals(r);
+    }
     if (r->ngroups > 1 && !row && !o->quiet) {
         report_groups(o, r, s.secs);
     }
@@ -205,4 +248,6 @@ void result_free(Result *r)
     free(r->dlat);
     free(r->delay);
     free(r->grp);
+    free(r->ivl_ops);
+    free(r->ivl_sect);
 }

@@ -109,6 +109,7 @@ static void host_init(Host *h, const Opts *o, int depth, const NcqReq *reqs,
     h->m = make_model(o, name, sizeof(name));
     h->p = ncq_model_params(h->m);
     r->ngroups = reqs ? 1 : o->ngroups;
+    r->interval_ns = o->interval_ns;
     workload_init(&h->w, o, h->p->capacity, reqs != NULL);
     if (o->zoned && !reqs) {
         workload_zones(&h->w, h->p);
@@ -367,6 +368,21 @@ static void host_dispatch(Host *h, int64_t t)
     }
 }
 
+/*
+ * Every request done and the host has nothing more to send: a drive with
+ * a media cache (drive-managed SMR) would go on cleaning it for as long
+ * as it holds data; that is not the run's.
+ */
+static bool host_drive_only(const Host *h)
+{
+    if (!ncq_model_params(h->m)->mc_sectors || h->hq_n || h->in_drive ||
+        h->end_flush_out || (h->o->end_flush && !h->end_flush_sent)) {
+        return false;
+    }
+    return h->reqs ? h->ri == h->nreq
+                   : workload_next_issue(&h->w) == INT64_MAX;
+}
+
 void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
          Result *r)
 {
@@ -376,6 +392,9 @@ void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
     host_init(&h, o, depth, reqs, nreq, r);
     for (;;) {
         t = host_next_time(&h, last_t);
+        if (host_drive_only(&h)) {
+            break;
+        }
         if (t == INT64_MAX) {
             if (h.hq_n == 0 && h.in_drive == 0 && !h.end_flush_out) {
                 break;

@@ -409,6 +409,74 @@ static bool media_rate(const char *model, uint64_t seed, unsigned inner,
     return true;
 }
 
+/* ---- drive-managed SMR's media cache (docs/smr.md) ---- */
+
+/* One synchronous write of @n sectors at @lba from @t; its completion. */
+static int64_t mc_write(NcqModel *m, uint64_t lba, uint32_t n, int64_t t)
+{
+    NcqCmd c = { .op = NCQ_OP_WRITE, .lba = lba, .sectors = n,
+                 .queued = true };
+    NcqCompletion comp;
+
+    if (ncq_model_submit(m, &c, t) < 0) {
+        die("internal: a media cache write was refused%s", "");
+    }
+    while (ncq_model_advance(m, ncq_model_next_event(m), &comp, 1) == 0) {
+        /* the write completes */
+    }
+    return comp.complete_ns;
+}
+
+/*
+ * Media cache figure @n, by filling it with back-to-back random writes
+ * (write cache off, one at a time, seed @seed) until the first write that
+ * has to wait for a band's cleaning: 0 the cache's size in GiB (1 MiB
+ * writes: what it held then), 1 the extents its map held then (4 KiB
+ * writes), 2 that cleaning's time in s (the write's latency less the mean
+ * of those before it, 4 KiB writes).
+ */
+static bool key_mcache(const char *model, uint64_t seed, unsigned n,
+                       double *v, const char **why)
+{
+    uint32_t size = n == 0 ? 2048 : 8;
+    uint64_t r = seed, cap;
+    int64_t t = 0, t0, sum = 0;
+    NcqSettings s;
+    char err[256];
+    NcqMcInfo mi, prev;
+    NcqModel *m;
+    long i;
+
+    m = model_of(model, seed);
+    if (!ncq_model_params(m)->mc_sectors) {
+        *why = "the model has no media cache (not drive-managed SMR)";
+        ncq_model_free(m);
+        return false;
+    }
+    cap = ncq_model_params(m)->capacity;
+    ncq_model_get_settings(m, &s);
+    s.write_cache = false;
+    if (ncq_model_set_settings(m, &s, err, sizeof(err)) < 0) {
+        die("%s", err);
+    }
+    ncq_model_mc_info(m, &prev);
+    for (i = 0; i < 20000000; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        t0 = t;
+        t = mc_write(m, (r >> 16) % (cap / size - 1) * size, size, t);
+        ncq_model_mc_info(m, &mi);
+        if (mi.forced) {
+            break;
+        }
+        sum += t - t0;
+        prev = mi;
+    }
+    *v = n == 0 ? prev.sectors * 512.0 / (1 << 30) :
+         n == 1 ? prev.extents : (t - t0 - (double)sum / i) / 1e9;
+    ncq_model_free(m);
+    return true;
+}
+
 static const Key keys[] = {
     { "capacity_sectors", { "sectors", 0, "the capacity parameter" },
       key_param, 0 },
@@ -452,6 +520,13 @@ static const Key keys[] = {
       "256 --depth 32 --count 20000: MB/s" }, key_ssd, 2 },
     { "ssd_seq_write_mb_s", { "MB/s", 1, "as ssd_seq_read_mb_s with "
       "--read-ratio 0" }, key_ssd, 3 },
+    { "mc_size_gib", { "GiB", 2, "1 MiB random writes one at a time "
+      "(write cache off) until the first waits for a cleaning: the "
+      "sectors the media cache held then" }, key_mcache, 0 },
+    { "mc_map_extents", { "extents", 0, "as mc_size_gib with 4 KiB "
+      "writes: the extents its map held then" }, key_mcache, 1 },
+    { "mc_band_clean_s", { "s", 3, "as mc_map_extents: that write's "
+      "latency less the mean of those before it" }, key_mcache, 2 },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

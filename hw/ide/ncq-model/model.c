@@ -51,6 +51,11 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
         free(m);
         return NULL;
     }
+    if (ncq_mc_init(m, err, errlen) < 0) {
+        ncq_zbc_free(m);
+        free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -58,6 +63,7 @@ void ncq_model_free(NcqModel *m)
 {
     if (m) {
         ncq_zbc_free(m);
+        ncq_mc_free(m);
     }
     free(m);
 }
@@ -69,7 +75,9 @@ const NcqParams *ncq_model_params(const NcqModel *m)
 
 size_t ncq_model_size(const NcqModel *m)
 {
-    return sizeof(*m) + (size_t)m->zbc.nz * (1 + sizeof(uint64_t));
+    return sizeof(*m) + (size_t)m->zbc.nz * (1 + sizeof(uint64_t)) +
+           (size_t)m->p.mc_map * sizeof(NcqMcEntry) +
+           (m->mc.nbands + 7) / 8;
 }
 
 void ncq_model_get_settings(const NcqModel *m, NcqSettings *s)
@@ -146,6 +154,9 @@ static void ncq_mech_event(NcqModel *m, int64_t t)
     }
     if (m->mech.op == NCQ_MECH_SPINUP) {
         ncq_mech_stop(m, false);
+    }
+    if (m->mech.op == NCQ_MECH_CLEAN && ncq_mc_clean_event(m)) {
+        return;
     }
     ncq_mech_idle(m);
     ncq_sched_decide(m, t);
@@ -303,6 +314,9 @@ int ncq_model_submit(NcqModel *m, const NcqCmd *cmd, int64_t now_ns)
         m->st.rejected++;
         return rc;
     }
+    if (m->p.mc_sectors) {
+        ncq_mc_arrival(m, now_ns);
+    }
     ncq_fault_fate(m, cmd, &fate);
     s = ncq_queue_admit(m, cmd, now_ns, &fate);
     if (m->p.kind == NCQ_KIND_SSD) {
@@ -387,6 +401,11 @@ uint64_t ncq_model_power_loss(NcqModel *m, int64_t now_ns)
     if (destaging) {
         ncq_mech_end(m, m->now);
     }
+    if (m->mech.op == NCQ_MECH_CLEAN) {
+        /* the band was not rewritten: the media cache still holds it */
+        ncq_mc_clean_end(m, false);
+        ncq_mech_end(m, m->now);
+    }
     return ncq_wcache_power_loss(m, destaging);
 }
 
@@ -396,6 +415,11 @@ int ncq_model_spin_down(NcqModel *m, int64_t now_ns)
         return NCQ_ERR_TIME;
     }
     ncq_run_to(m, now_ns);
+    if (m->mech.op == NCQ_MECH_CLEAN) {
+        /* STANDBY stops an idle cleaning; the cache keeps its data */
+        ncq_mc_clean_end(m, false);
+        ncq_mech_end(m, now_ns);
+    }
     if (m->q.outstanding || m->wc.ndirty ||
         (m->mech.op != NCQ_MECH_IDLE && m->mech.op != NCQ_MECH_PREFETCH)) {
         return NCQ_ERR_MIXED;

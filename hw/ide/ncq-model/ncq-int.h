@@ -9,6 +9,8 @@
  *   model.c        the public API: submit, advance, settings, power loss
  *   zone.c         host-managed zones: conditions, write pointers (NcqZbc)
  *   sched.c        the firmware: which command or idle work is next
+ *   mcache.c       drive-managed SMR's media cache and band cleaning
+ *                  (NcqMediaCache)
  *   policy.c       the scheduling policies' operations (ncq_policy_ops)
  *   ssd.c          the SSD back end
  *   wcache.c       write-back cache (NcqWriteCache)
@@ -67,6 +69,7 @@ typedef enum NcqMechOp {
     NCQ_MECH_PREFETCH,
     NCQ_MECH_DESTAGE,
     NCQ_MECH_SPINUP,        /* the spindle comes up to speed */
+    NCQ_MECH_CLEAN,         /* a band cleaned from the media cache */
 } NcqMechOp;
 
 /*
@@ -244,6 +247,33 @@ typedef struct NcqZbc {
     uint32_t open[NCQ_ZONE_MAX_OPEN];
 } NcqZbc;
 
+/*
+ * Drive-managed SMR's persistent media cache (mcache.c): a log of the
+ * extents written into it, oldest first (cleaning takes the oldest's band,
+ * FIFO), in a ring of mc_map entries allocated with the model; the bands
+ * holding any (a bit each) are derived, not state.
+ */
+typedef struct NcqMcEntry {
+    uint64_t lba;
+    uint32_t n;
+    uint32_t pos;                 /* where in the cache, sectors */
+} NcqMcEntry;
+
+typedef struct NcqMediaCache {
+    NcqMcEntry *e;                /* mc_map entries, a ring */
+    uint32_t head;                /* the oldest */
+    uint32_t n;
+    uint64_t used;                /* sectors held (derived) */
+    uint32_t log_pos;             /* the next write goes there */
+    uint8_t *band_bit;            /* bands with cached data (derived) */
+    uint32_t nbands;
+    bool clean_run;               /* a cleaning ended, no command since */
+    int64_t clean_start;          /* the idle cleaning in progress ... */
+    uint32_t clean_band;          /* ... starts then, on this band */
+    uint64_t cleaned;             /* bands cleaned */
+    uint64_t forced;              /* ... because the cache was full */
+} NcqMediaCache;
+
 /* Fault injection rules (fault.c). */
 typedef struct NcqFaults {
     NcqFaultRule rule[NCQ_MAX_FAULTS];
@@ -274,6 +304,7 @@ struct NcqModel {
     NcqStats st;
     NcqCdl cdl;                   /* Command Duration Limits (cdl.c) */
     NcqZbc zbc;                   /* host-managed zones (zone.c) */
+    NcqMediaCache mc;             /* drive-managed SMR (mcache.c) */
     int64_t cdl_margin_ns;        /* start this long before a deadline */
     /* SMART's reallocated sectors read fine (smart.c); not state */
     const NcqSmart *smart;
@@ -330,6 +361,30 @@ void ncq_zbc_power_on(NcqModel *m);
 NcqZoneCond ncq_zbc_fresh_cond(const NcqModel *m, uint32_t z);
 /* is the zone state consistent (for a load); NULL or what is wrong */
 const char *ncq_zbc_check_state(const NcqModel *m);
+
+/* mcache.c */
+int ncq_mc_init(NcqModel *m, char *err, size_t errlen);
+void ncq_mc_free(NcqModel *m);
+/* forced cleaning so that @n sectors fit, from @t; its time (head moved) */
+int64_t ncq_mc_make_room(NcqModel *m, int64_t t, uint32_t n);
+/* a write of @lba+@n goes into the cache: the LBA its tracks time as */
+uint64_t ncq_mc_append(NcqModel *m, uint64_t lba, uint32_t n);
+/* a read of @lba+@n finds cached data: true, *@where as for append */
+bool ncq_mc_lookup(const NcqModel *m, uint64_t lba, uint32_t n,
+                   uint64_t *where);
+/* the mechanism has nothing to do at @t: an idle cleaning, if due */
+bool ncq_mc_idle(NcqModel *m, int64_t t);
+/*
+ * the mechanism's cleaning work reached its end: the idle delay (true:
+ * the band's cleaning has begun) or the cleaning (its band is clean)
+ */
+bool ncq_mc_clean_event(NcqModel *m);
+/* a host command arrives at @t: an idle cleaning not begun is put off */
+void ncq_mc_arrival(NcqModel *m, int64_t t);
+/* the idle cleaning in progress ends (@done: its band is clean) */
+void ncq_mc_clean_end(NcqModel *m, bool done);
+/* rebuild what the saved state leaves out; NULL or what is wrong */
+const char *ncq_mc_rebuild(NcqModel *m);
 
 /* fault.c */
 void ncq_cdl_init(NcqModel *m);

@@ -144,6 +144,12 @@ static const NcqKey ncq_keys[] = {
     K("zones", "reset_ms", KT_MS, zone_reset_ns),
     K("zones", "finish_ms", KT_MS, zone_finish_ns),
     K("zones", "open_ms", KT_MS, zone_open_ns),
+    K("media_cache", "sectors", KT_U64, mc_sectors),
+    K("media_cache", "map_extents", KT_U32, mc_map),
+    K("media_cache", "lba", KT_U64, mc_lba),
+    K("media_cache", "band_kib", KT_KIB_SECT, mc_band_sectors),
+    K("media_cache", "idle_ms", KT_MS, mc_idle_ns),
+    K("media_cache", "clean_ms", KT_MS, mc_clean_ns),
 };
 
 #define NCQ_NKEYS (sizeof(ncq_keys) / sizeof(ncq_keys[0]))
@@ -813,6 +819,42 @@ static int ncq_validate_wzones(const NcqParams *p, char *err, size_t errlen)
     return 0;
 }
 
+/* Drive-managed SMR's media cache (docs/smr.md). */
+static int ncq_validate_mcache(const NcqParams *p, char *err, size_t errlen)
+{
+    if (!p->mc_sectors) {
+        if (p->mc_map || p->mc_band_sectors || p->mc_lba) {
+            BAD("%s: [media_cache] without sectors; set sectors (the "
+                "cache's size, e.g. 52428800 for 25 GiB)", p->name);
+        }
+        return 0;
+    }
+    if (p->kind == NCQ_KIND_SSD || p->zone_sectors) {
+        BAD("%s: a media cache is modelled for conventional hard disks "
+            "only; remove [media_cache] or [zones]", p->name);
+    }
+    if (p->mc_sectors > UINT32_MAX || p->mc_sectors > p->capacity ||
+        p->mc_lba > p->capacity - p->mc_sectors) {
+        BAD("%s: media cache of %llu sectors at LBA %llu does not fit in "
+            "the capacity (and at most 4294967295 sectors); lower sectors "
+            "or lba", p->name, (unsigned long long)p->mc_sectors,
+            (unsigned long long)p->mc_lba);
+    }
+    if (p->mc_map < 1 || p->mc_map > 16777216) {
+        BAD("%s: media_cache map_extents must be 1..16777216", p->name);
+    }
+    if (p->mc_band_sectors < 8 || p->mc_band_sectors > 1048576) {
+        BAD("%s: media_cache band_kib must be 4..524288 (a shingled band, "
+            "e.g. 30720 for 30 MiB)", p->name);
+    }
+    if (p->mc_idle_ns < 0 || p->mc_clean_ns < 0 ||
+        p->mc_idle_ns > NCQ_MAX_SPIN_NS || p->mc_clean_ns > NCQ_MAX_SPIN_NS) {
+        BAD("%s: media_cache idle_ms and clean_ms must be within 0..60000",
+            p->name);
+    }
+    return 0;
+}
+
 #undef BAD
 
 int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
@@ -820,7 +862,8 @@ int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
     if (ncq_validate_common(p, err, errlen) < 0 ||
         ncq_validate_identify(p, err, errlen) < 0 ||
         ncq_validate_times(p, err, errlen) < 0 ||
-        ncq_validate_wzones(p, err, errlen) < 0) {
+        ncq_validate_wzones(p, err, errlen) < 0 ||
+        ncq_validate_mcache(p, err, errlen) < 0) {
         return NCQ_ERR_PARSE;
     }
     if (p->kind == NCQ_KIND_SSD) {

@@ -167,11 +167,25 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
                  m->wc.dirty[best].n : NCQ_DESTAGE_MAX;
     NcqMechState from = { .cyl = m->mech.cyl, .head = m->mech.head };
     uint32_t ecyl, ehead;
+    uint64_t end_lba = lba + n;
     int64_t ta, ready;
     NcqTarget to;
     NcqPosTime pt;
 
-    ncq_target_of(m, lba, !ncq_continues(m, lba), &to);
+    if (m->p.mc_sectors) {
+        /* drive-managed SMR: into the media cache, room made first */
+        uint64_t where;
+
+        t += ncq_mc_make_room(m, t, n);
+        from.cyl = m->mech.cyl;
+        from.head = m->mech.head;
+        where = ncq_mc_append(m, lba, n);
+        /* the log goes on where the last write into it ended */
+        ncq_target_of(m, where, !ncq_continues(m, where), &to);
+        end_lba = where + n;
+    } else {
+        ncq_target_of(m, lba, !ncq_continues(m, lba), &to);
+    }
     ta = t + ncq_pos_seek(m, from, &to, &pt);
     ready = ncq_wcache_arrival(m, &to.ph, lba, n);
     ta = ta > ready ? ta : ready;   /* no sector before its data */
@@ -180,10 +194,11 @@ static void ncq_start_destage(NcqModel *m, int64_t t)
     m->sched.pf_cutoff = INT64_MAX;
     ncq_mech_begin(m, NCQ_MECH_DESTAGE,
                    ncq_media_walk_from(m, &to.ph, n,
-                                       ta + ncq_rot_wait(m, ta, to.angle),
+                                       ta + (m->p.mc_sectors ? 0 :
+                                             ncq_rot_wait(m, ta, to.angle)),
                                        &ecyl, &ehead, NULL, NULL, 0));
     ncq_head_move(m, ecyl, ehead);
-    ncq_head_lba_end(m, lba + n);
+    ncq_head_lba_end(m, end_lba);
     m->st.sectors_written += n;
 }
 
@@ -339,9 +354,12 @@ static void ncq_time_access(NcqModel *m, const NcqSlot *lead, NcqAccess *a,
 
         at->ta = at->ta > ready ? at->ta : ready;
     }
-    at->rot = ncq_rot_wait(m, at->ta, first->tgt.angle);
+    /* a write into a media cache's log starts wherever the head lands */
+    at->rot = m->p.mc_sectors && wr ? 0 :
+              ncq_rot_wait(m, at->ta, first->tgt.angle);
     at->t_first = at->ta + at->rot;
-    if (m->s.zero_latency && a->nm == 1 && ncq_zero_latency(m, first, at)) {
+    if (m->s.zero_latency && a->nm == 1 && !(m->p.mc_sectors && wr) &&
+        ncq_zero_latency(m, first, at)) {
         a->mark_t[0] = at->t_end;
         at->ecyl = first->tgt.ph.cyl;
         at->ehead = first->tgt.ph.head;
@@ -410,17 +428,46 @@ static bool ncq_write_spill(NcqModel *m, NcqAccess *a,
     return true;
 }
 
+/*
+ * Drive-managed SMR: a write goes to the media cache's log (after the
+ * cleaning that makes room for it), a read of cached data to where the
+ * cache holds it; the access's first command gets that place on the
+ * platters.  Returns when the access may begin.
+ */
+static int64_t ncq_media_cache_redirect(NcqModel *m, NcqAccess *a, int64_t t,
+                                        uint64_t *end_lba)
+{
+    NcqSlot *first = &m->q.slot[a->members[0]];
+    uint64_t where;
+
+    *end_lba = a->end;
+    if (!m->p.mc_sectors) {
+        return t;
+    }
+    if (first->cmd.op == NCQ_OP_WRITE) {
+        t += ncq_mc_make_room(m, t, a->total);
+        where = ncq_mc_append(m, a->start, a->total);
+    } else if (!ncq_mc_lookup(m, a->start, a->total, &where)) {
+        return t;
+    }
+    ncq_target_of(m, where, first->cmd.op == NCQ_OP_WRITE, &first->tgt);
+    *end_lba = where + a->total;
+    return t;
+}
+
 /* Serve slot @idx (and what clusters with it) as one media access. */
 static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
                       int64_t decide_ns)
 {
     bool wr = m->q.slot[idx].cmd.op == NCQ_OP_WRITE, spill;
-    int64_t end;
+    int64_t end, t_media;
+    uint64_t end_lba;
     NcqAccessTime at;
     NcqAccess a;
 
     ncq_gather(m, idx, &a);
-    ncq_time_access(m, &m->q.slot[idx], &a, t, decide_ns, &at);
+    t_media = ncq_media_cache_redirect(m, &a, t, &end_lba);
+    ncq_time_access(m, &m->q.slot[idx], &a, t_media, decide_ns, &at);
     spill = ncq_write_spill(m, &a, &at, t);
     m->sched.access_seq++;
     ncq_complete_access(m, &a, &at, t, idx, reason);
@@ -432,7 +479,7 @@ static void ncq_serve(NcqModel *m, int idx, int64_t t, NcqReason reason,
     ncq_mech_begin(m, spill ? NCQ_MECH_DESTAGE : NCQ_MECH_CMD, end);
     m->sched.plan_cutoff = t;
     ncq_head_move(m, at.ecyl, at.ehead);
-    ncq_head_lba_end(m, a.end);
+    ncq_head_lba_end(m, end_lba);
     if (wr) {
         ncq_cache_written(m, a.start, a.total);
         ncq_wcache_remove(m, a.start, a.total);
@@ -706,6 +753,8 @@ void ncq_sched_decide(NcqModel *m, int64_t t)
         if (m->q.n == 0) {
             if (m->wc.ndirty > 0) {
                 ncq_start_destage(m, t);
+            } else {
+                ncq_mc_idle(m, t);
             }
             return;
         }

@@ -86,6 +86,9 @@
  * positions), and per-zone skews and spares in the parameters' fingerprint.
  * v6 (issue 26): the spindle at rest or spinning up, and the spin times in
  * the parameters' fingerprint.
+ * v8 (issue 28): drive-managed SMR's media cache (its extents, where its
+ * log goes on, the idle cleaning in progress), the cleaning as a
+ * mechanism's work, and the cache's parameters in the fingerprint.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -101,7 +104,7 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   7
+#define NCQ_STATE_VERSION   8
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -438,6 +441,14 @@ static void ncq_vis_params_firmware(NcqVis *v, NcqParams *p)
     if (v->version >= 7) {
         ncq_vis_i64(v, "recovery_ns", &p->recovery_ns);
     }
+    if (v->version >= 8) {
+        ncq_vis_u64(v, "mc_sectors", &p->mc_sectors);
+        ncq_vis_u32(v, "mc_map", &p->mc_map, UINT32_MAX);
+        ncq_vis_u64(v, "mc_lba", &p->mc_lba);
+        ncq_vis_u32(v, "mc_band_sectors", &p->mc_band_sectors, UINT32_MAX);
+        ncq_vis_i64(v, "mc_idle_ns", &p->mc_idle_ns);
+        ncq_vis_i64(v, "mc_clean_ns", &p->mc_clean_ns);
+    }
 }
 
 /*
@@ -681,7 +692,9 @@ static void ncq_vis_queue(NcqVis *v, NcqModel *m)
 static void ncq_vis_mech(NcqVis *v, NcqModel *m)
 {
     ncq_vis_part(v, "mechanism", -1);
-    if (v->version >= 6) {
+    if (v->version >= 8) {
+        NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_CLEAN);
+    } else if (v->version >= 6) {
         NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_SPINUP);
     } else {
         NCQ_VIS_ENUM(v, "mech", m->mech.op, NCQ_MECH_DESTAGE);
@@ -951,6 +964,46 @@ static void ncq_vis_wzones(NcqVis *v, NcqModel *m)
     }
 }
 
+/*
+ * Drive-managed SMR's media cache (v8): its extents oldest first, where
+ * its log goes on, the idle cleaning in progress, what cleaning did.  A
+ * load keeps at most the model's map (a model without a cache: none).
+ */
+static void ncq_vis_mcache(NcqVis *v, NcqModel *m)
+{
+    NcqMediaCache *c = &m->mc;
+    uint32_t i, n;
+
+    if (v->version < 8) {
+        return;
+    }
+    ncq_vis_part(v, "media cache", -1);
+    n = ncq_vis_count(v, "extents", c->n, m->p.mc_map);
+    for (i = 0; i < n && !v->failed; i++) {
+        NcqMcEntry e = { 0 };
+
+        if (v->mode != NCQ_VIS_LOAD && v->mode != NCQ_VIS_SCHEMA) {
+            e = c->e[(c->head + i) % m->p.mc_map];
+        }
+        ncq_vis_u64(v, "lba", &e.lba);
+        ncq_vis_u32(v, "n", &e.n, UINT32_MAX);
+        ncq_vis_u32(v, "pos", &e.pos, UINT32_MAX);
+        if (v->mode == NCQ_VIS_LOAD && !v->failed) {
+            c->e[i] = e;
+        }
+    }
+    if (v->mode == NCQ_VIS_LOAD) {
+        c->head = 0;
+        c->n = n;
+    }
+    ncq_vis_u32(v, "log_pos", &c->log_pos, UINT32_MAX);
+    ncq_vis_bool(v, "clean_run", &c->clean_run);
+    ncq_vis_i64(v, "clean_start", &c->clean_start);
+    ncq_vis_u32(v, "clean_band", &c->clean_band, UINT32_MAX);
+    ncq_vis_u64(v, "cleaned", &c->cleaned);
+    ncq_vis_u64(v, "forced", &c->forced);
+}
+
 static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
                          uint64_t *fingerprint)
 {
@@ -971,6 +1024,7 @@ static void ncq_vis_body(NcqVis *v, NcqModel *m, char *name, size_t namecap,
     ncq_vis_faults(v, m);
     ncq_vis_cdl(v, m);
     ncq_vis_wzones(v, m);
+    ncq_vis_mcache(v, m);
 }
 
 /* The format hash of @version: the shape of its body. */
@@ -1205,6 +1259,10 @@ static void ncq_state_rebuild(NcqVis *v, NcqModel *m)
     if (ncq_zbc_check_state(m)) {
         ncq_vis_fail(v, "%s", ncq_zbc_check_state(m));
     }
+    ncq_vis_part(v, "media cache", -1);
+    if (ncq_mc_rebuild(m)) {
+        ncq_vis_fail(v, "%s", ncq_mc_rebuild(m));
+    }
 }
 
 int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
@@ -1216,6 +1274,7 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
     uint64_t fp = 0;
     NcqModel *n;
     NcqZbc zbc;
+    NcqMediaCache mc;
     size_t i;
     int rc;
 
@@ -1263,8 +1322,10 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
     }
     n->smart = m->smart;        /* an attachment, not state */
     zbc = m->zbc;               /* m's zone arrays go with n */
+    mc = m->mc;                 /* ... and its media cache's */
     *m = *n;
     n->zbc = zbc;
+    n->mc = mc;
     ncq_model_free(n);
     return 0;
 }

@@ -230,6 +230,17 @@ typedef struct NcqParams {
     int64_t zone_finish_ns;       /* FINISH ZONE, per zone */
     int64_t zone_open_ns;         /* OPEN and CLOSE ZONE */
 
+    /*
+     * Drive-managed SMR: the persistent media cache in front of the
+     * shingled bands (mcache.c, docs/smr.md); mc_sectors 0: none
+     */
+    uint64_t mc_sectors;          /* the cache's capacity */
+    uint32_t mc_map;              /* extents its map holds at most */
+    uint64_t mc_lba;              /* its tracks: timed as the LBAs there */
+    uint32_t mc_band_sectors;     /* a shingled band */
+    int64_t mc_idle_ns;           /* idle this long before cleaning */
+    int64_t mc_clean_ns;          /* firmware time per band cleaned */
+
     /* Power management (docs/power-modes.md): spindle start and stop */
     int64_t spinup_ns;            /* standby to ready */
     int64_t spindown_ns;          /* ready to spindle stop */
@@ -682,6 +693,19 @@ typedef struct NcqSense {
 int ncq_zone_sense(int err, NcqSense *out);
 const char *ncq_zone_cond_name(NcqZoneCond c);
 /* Zones of the drive (0: not zoned), and one zone's state. */
+/*
+ * Drive-managed SMR's media cache (docs/smr.md): what it holds and what
+ * cleaning did; all zero on a model without one.
+ */
+typedef struct NcqMcInfo {
+    uint32_t extents;             /* map entries in use */
+    uint64_t sectors;             /* sectors held */
+    uint64_t cleaned;             /* bands cleaned */
+    uint64_t forced;              /* ... of them because it was full */
+} NcqMcInfo;
+
+void ncq_model_mc_info(const NcqModel *m, NcqMcInfo *out);
+
 uint32_t ncq_model_zone_count(const NcqModel *m);
 int ncq_model_zone_info(const NcqModel *m, uint32_t zone, NcqZoneInfo *out);
 /*
