@@ -192,8 +192,9 @@ typedef struct NcqCompletion {
     uint8_t cdl;              /* the CDL index it came with, 0: none */
     uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
     /*
-     * NCQ_CDL_MET_*: the limits it reached (for the drive's CDL
-     * statistics; not in the saved state: a restore mid-command forgets)
+     * NCQ_CDL_MET_*: the limits it reached whose policy the drive
+     * carried out, i.e. not 0h (for the drive's CDL statistics; not in
+     * the saved state: a restore mid-command forgets)
      */
     uint8_t cdl_met;
 } NcqCompletion;
