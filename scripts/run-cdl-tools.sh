@@ -18,8 +18,19 @@
 #   --test NNNN               only this test (repeatable; the suite's -t)
 #   --device LINE             the drive's -device line without drive=/bus=/id=
 #                             (default: ncq-disk,model=seagate-exos-x18,cdl=on)
-#   --disk-size SIZE          the drive's capacity (default 64G)
+#   --disk-size SIZE          the drive's capacity (default: the model's
+#                             whole capacity, a sparse image: the suite's
+#                             fio reads span the drive, so seeks are those
+#                             of the real drive; a smaller image is a
+#                             short-stroked drive whose accesses rarely
+#                             miss the suite's 20 ms active time limits)
 #   --timeout S               the whole run's bound in guest seconds (default 7200)
+#   --icount-shift N          the guest CPU's speed: 2^N ns of guest time per
+#                             instruction (default 0, about 1e9 a second: the
+#                             suite bounds each fio run by its run time + 2 s
+#                             "to start and exit the binary", which a guest
+#                             CPU at the test harness's default, shift 3,
+#                             125e6 a second, nearly uses up by itself)
 #   --output DIR              where the suite's logs go (default ./cdl-tools-results)
 #   -h, --help                this text
 #
@@ -35,13 +46,14 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-cdl-tools: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE=64G TIMEOUT=7200
+DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE= TIMEOUT=7200 SHIFT=0
 OUTPUT=$PWD/cdl-tools-results
 SUITE_ARGS=()
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --group | --test | --device | --disk-size | --timeout | --output)
+        --group | --test | --device | --disk-size | --timeout | --output | \
+            --icount-shift)
             [ $# -ge 2 ] || die "$1 needs a value (--help)"
             case "$1" in
                 --group)
@@ -52,6 +64,7 @@ while [ $# -gt 0 ]; do
                     SUITE_ARGS+=(-t "$2") ;;
                 --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
                 --timeout) TIMEOUT=$2 ;; --output) OUTPUT=$2 ;;
+                --icount-shift) SHIFT=$2 ;;
             esac
             shift 2 ;;
         --quick) SUITE_ARGS+=(--quick); shift ;;
@@ -64,12 +77,27 @@ done
 CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such directory"
 [ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \
     || die "$CHECKOUT is no cdl-tools checkout (no tests/cdl-tests.sh and src/): git clone https://github.com/westerndigitalcorporation/cdl-tools and pass its directory"
+if [ -z "$DISK_SIZE" ]; then
+    # the model's capacity in sectors, from its model file (model=NAME of
+    # --device; ncq-disk's default model when none is given)
+    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
+    mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
+    [ -f "$mfile" ] || die "no model file $mfile for --device '$DEVICE': give --disk-size"
+    sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
+    [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
+    DISK_SIZE=$((sectors * 512))
+fi
+case "$SHIFT" in [0-9] | 10) ;; *) die "--icount-shift wants 0 to 10, got '$SHIFT'" ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
 command -v gcc >/dev/null || die "gcc is needed to build cdladm: apt-get install build-essential"
 
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 # 1. cdladm, built from a private copy of the checkout
 WORK=$CACHE/cdl-tools/$(echo "$CHECKOUT" | sha256sum | cut -c1-12)
+mkdir -p "$WORK"
+# runs of one checkout share $WORK: one at a time until its image is built
+exec 9>"$WORK/lock"
+flock 9
 rm -rf "$WORK/tree"
 mkdir -p "$WORK/tree"
 (cd "$CHECKOUT" && tar --exclude=./.git -cf - .) | tar -C "$WORK/tree" -xf -
@@ -96,11 +124,12 @@ fi
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian trixie \
     --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
     --package lsscsi | tail -1) || die "guest image build failed"
+exec 9>&-
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
 mkdir -p "$OUTPUT"
-exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" \
+exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
     "${SUITE_ARGS[@]}" <<'PY'
 import re
 import shlex
@@ -108,14 +137,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-root, output, device, disk_size, timeout = sys.argv[1:6]
-suite_args = sys.argv[6:]
+root, output, device, disk_size, timeout, shift = sys.argv[1:7]
+suite_args = sys.argv[7:]
 sys.path.insert(0, str(Path(root) / "guest-tests"))
 import ncqguest  # noqa: E402
 
 # "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
-# around PASS and FAILED)
-VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[[0-9;]*m)?"
+# around PASS and FAIL; a test that passed with a warning, its exit status
+# 3, prints PASS in yellow, 93)
+VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[([0-9;]*)m)?"
                      r"(PASS|FAILED|FAIL|SKIP|WARNING)")
 script = f"""
 cd /opt/cdl-tests
@@ -125,7 +155,8 @@ echo "cdl-tests-exit $?"
 """
 work = Path(tempfile.mkdtemp(prefix="ncq-cdl-tools-"))
 guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
-                       snapshot=False, timeout_s=int(timeout) * 3 + 600)
+                       snapshot=False, timeout_s=int(timeout) * 3 + 600,
+                       icount_shift=int(shift))
 try:
     r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
 except ncqguest.GuestError as e:
@@ -143,7 +174,9 @@ counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
 for line in r.output.splitlines():
     m = VERDICT.match(line)
     if m:
-        verdict = "FAILED" if m.group(3) == "FAIL" else m.group(3)
+        verdict = "FAILED" if m.group(4) == "FAIL" else m.group(4)
+        if verdict == "PASS" and m.group(3) == "93":
+            verdict = "WARNING"
         counts[verdict] += 1
         print(f"{m.group(1)} {verdict:7} {m.group(2)}")
 print(f"cdl-tools: {counts['PASS']} passed, {counts['FAILED']} failed, "

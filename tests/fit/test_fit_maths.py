@@ -147,6 +147,15 @@ def test_every_value_has_a_comment():
             assert "#" in line and line.split("#", 1)[1].strip(), line
 
 
+def test_writer_refuses_a_key_it_has_no_place_for():
+    """A value the fitter sets under a key writer.ORDER lacks is an error,
+    not a line silently left out of the model file."""
+    f = fit.fit(samples.Samples(_base_samples()), "synthetic")
+    f.values[("cache", "no_such_key")] = (1, "test")
+    with pytest.raises(ValueError, match=r"\[cache\] no_such_key"):
+        writer.render(f)
+
+
 def test_no_samples_refused():
     with pytest.raises(samples.SampleError):
         samples.Samples([{"type": "rev", "done_ns": [1, 2]}])

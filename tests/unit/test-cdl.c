@@ -179,10 +179,12 @@ static void test_policies(void)
     static const struct {
         uint8_t pol;
         uint8_t outcome;
+        uint8_t met;            /* counted by the statistics */
     } cases[] = {
-        { NCQ_CDL_ABORT, NCQ_CDL_ABORT_INACTIVE },
-        { NCQ_CDL_UNAVAILABLE, NCQ_CDL_DATA_UNAVAILABLE },
-        { NCQ_CDL_CONTINUE, NCQ_CDL_MISSED },
+        { NCQ_CDL_ABORT, NCQ_CDL_ABORT_INACTIVE, NCQ_CDL_MET_INACTIVE },
+        { NCQ_CDL_UNAVAILABLE, NCQ_CDL_DATA_UNAVAILABLE,
+          NCQ_CDL_MET_INACTIVE },
+        { NCQ_CDL_CONTINUE, NCQ_CDL_MISSED, 0 },
     };
     size_t k;
 
@@ -205,6 +207,9 @@ static void test_policies(void)
         u = by_tag(c, n, 2);
         CHECK(u->cdl_outcome == cases[k].outcome, "policy 0x%x: %s",
               cases[k].pol, ncq_cdl_outcome_name(u->cdl_outcome));
+        /* the statistics count a limit whose policy the drive carried out */
+        CHECK(u->cdl_met == cases[k].met, "policy 0x%x: met 0x%x",
+              cases[k].pol, u->cdl_met);
         if (cases[k].pol != NCQ_CDL_CONTINUE) {
             /* ended without a media access, before the other two */
             CHECK_EQ(u->seek_ns + u->transfer_ns, 0);
@@ -233,6 +238,80 @@ static void test_active_abort(void)
     CHECK_EQ(c[0].cdl_outcome, NCQ_CDL_ABORT_ACTIVE);
     CHECK_EQ(c[0].complete_ns, c[0].dispatch_ns + 2 * MS);
     ncq_model_free(m);
+}
+
+/*
+ * An active time limit with policy 0h: the command goes on to its normal
+ * completion, marked missed, and no statistic counts it (cdl-tools test
+ * 0720 expects no count with policy 0h).
+ */
+static void test_active_continue(void)
+{
+    NcqModel *m = cdl_model(true);
+    NcqCdl t = { .enabled = true };
+    uint64_t cap = ncq_model_params(m)->capacity;
+    NcqCompletion c[4];
+    int n;
+
+    t.rd[4].active_us = 2000;
+    t.rd[4].active_policy = NCQ_CDL_CONTINUE;
+    set_cdl(m, &t);
+    CHECK_EQ(submit_cdl(m, 0, cap - 100, 5, 0), 0);
+    n = ncq_test_drain(m, c, 4);
+    CHECK_EQ(n, 1);
+    CHECK_EQ(c[0].cdl_outcome, NCQ_CDL_MISSED);
+    CHECK(c[0].complete_ns > c[0].dispatch_ns + 2 * MS, "ran to its end");
+    CHECK_EQ(c[0].cdl_met, 0);
+    ncq_model_free(m);
+}
+
+/*
+ * A non-queued read (READ DMA EXT, NCQ off) with a CDL index: its max
+ * active time applies as over NCQ; its total time limit (the command
+ * duration guideline) does not (NCQ commands only: cdl-tools tests 0503,
+ * 0504 expect no error).
+ */
+static void test_non_queued(void)
+{
+    static const struct {
+        bool active;
+        uint8_t outcome;
+        uint8_t met;
+    } cases[] = {
+        { false, NCQ_CDL_MET, 0 },
+        { true, NCQ_CDL_ABORT_ACTIVE, NCQ_CDL_MET_ACTIVE },
+    };
+    size_t k;
+
+    for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        NcqModel *m = cdl_model(true);
+        NcqCdl t = { .enabled = true };
+        uint64_t cap = ncq_model_params(m)->capacity;
+        NcqCmd cmd = { .id = 0, .op = NCQ_OP_READ, .lba = cap - 100,
+                       .sectors = 8, .queued = false, .cdl = 6 };
+        NcqCompletion c[4];
+        int n;
+
+        t.rd[5].total_us = 1000;
+        t.rd[5].total_policy = NCQ_CDL_ABORT;
+        if (cases[k].active) {
+            t.rd[5].active_us = 2000;
+            t.rd[5].active_policy = NCQ_CDL_ABORT;
+        }
+        set_cdl(m, &t);
+        CHECK_EQ(ncq_model_submit(m, &cmd, 0), 0);
+        n = ncq_test_drain(m, c, 4);
+        CHECK_EQ(n, 1);
+        CHECK(c[0].cdl_outcome == cases[k].outcome, "case %zu: %s", k,
+              ncq_cdl_outcome_name(c[0].cdl_outcome));
+        CHECK_EQ(c[0].cdl_met, cases[k].met);
+        if (cases[k].active) {
+            CHECK_EQ(c[0].complete_ns, c[0].dispatch_ns + 2 * MS);
+        } else {
+            CHECK(c[0].complete_ns > 1 * MS, "ran past its guideline");
+        }
+        ncq_model_free(m);
+    }
 }
 
 /*
@@ -368,6 +447,8 @@ int main(void)
     test_served_first();
     test_policies();
     test_active_abort();
+    test_active_continue();
+    test_non_queued();
     test_retry_abort();
     test_parse();
     test_state();

@@ -100,17 +100,22 @@ static void test_errors(void)
                  "bus_mb_s 540.000 is above the SATA Gen2 link's 300 MB/s; "
                  "lower bus_mb_s or raise sata_gen");
     expect_error("bus_mb_s = 601\n", "above the SATA Gen3 link's 600 MB/s");
-    expect_error("sata_gen = 0\n", "sata_gen must be 1 (1.5 Gb/s)");
-    expect_error("sata_gen = 4\n", "sata_gen must be 1 (1.5 Gb/s)");
-    expect_error("ata_major = 3\n", "ata_major must be 4 (ATA/ATAPI-4) to 12");
-    expect_error("ata_major = 13\n", "ata_major must be 4");
+    expect_error("sata_gen = 0\n", "sata_gen must be 1..3 (SATA link, 1, "
+                 "2, 3 = 1.5, 3.0, 6.0 Gb/s");
+    expect_error("sata_gen = 4\n", "sata_gen must be 1..3 (");
+    expect_error("ata_major = 3\n", "ata_major must be 4..12 (IDENTIFY "
+                 "word 80, newest standard (7 = ATA/ATAPI-7");
+    expect_error("ata_major = 13\n", "ata_major must be 4..12");
     expect_error("ata_minor = 29\n", "key 'ata_minor': expected a "
                  "hexadecimal code such as 0x001d");
     expect_error("ata_minor = 0x1g\n", "expected a hexadecimal code");
     expect_error("ata_minor = 0x10000\n", "expected a 16-bit code");
-    expect_error("ata_minor = 0xffff\n", "0xffff means 'not reported'");
+    expect_error("ata_minor = 0xffff\n", "ata_minor must be 0x0000..0xfffe "
+                 "hex (IDENTIFY word 81, minor version code; 0xffff would "
+                 "mean not reported");
     expect_error("buffer_kib = 32767.5\n",
-                 "buffer_kib must be 0 (not reported) or 0.5 to 32767");
+                 "buffer_kib must be 0..32767 KiB (IDENTIFY word 21, 0: not "
+                 "reported");
 }
 
 /* Every built-in model: a valid link that carries its bus rate. */

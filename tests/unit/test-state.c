@@ -40,6 +40,7 @@ static const struct {
     { 6, 0xbb454a9c0df79003ULL },   /* issue 26: the spindle at rest */
     { 7, 0xaa7c0a428dac5c7bULL },   /* issue 26: recovery, SCT ERC */
     { 8, 0x9338e96101376d6fULL },   /* issue 28: drive-managed SMR */
+    { 9, 0xed3664e467e6c771ULL },   /* issue 27: every parameter */
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 

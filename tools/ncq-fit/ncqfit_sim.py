@@ -14,6 +14,7 @@ project's one reader (guest-tests/ncqguest.py's read_trace).
 """
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -86,16 +87,25 @@ def model_args(model):
                    "st3400620as)")
 
 
-def model_capacity(model):
-    """The model's capacity in sectors, from its parameter file (`capacity`
-    of [drive], required there; docs/model.md)."""
-    p = Path(model)
-    if not p.is_file():
-        p = MODELS / f"{model}.ncqm"
-    m = re.search(r"^\s*capacity\s*=\s*(\d+)", p.read_text(), re.M)
-    if not m:
-        raise SimError(f"{p}: no capacity line in [drive]")
-    return int(m.group(1))
+def dump_model(model, sim=None):
+    """The model as the model library parses it: `ncq-sim --dump-model`'s
+    JSON, {section: {key: value}} in the file's units, with layout.zone
+    the zones laid out (analytic ones generated, spares and skews
+    resolved, each zone's LBAs and first LBA).  @model: a file's path or a
+    built-in model's name.  Raises SimError with ncq-sim's one line when
+    the file is refused."""
+    r = subprocess.run([str(ncq_sim_path(sim)), "--dump-model",
+                        *model_args(model)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise SimError(r.stderr.strip() or
+                       f"ncq-sim --dump-model {model} failed")
+    return json.loads(r.stdout)
+
+
+def model_capacity(model, sim=None):
+    """The model's capacity in sectors, as the model library reads it."""
+    return int(dump_model(model, sim)["drive"]["capacity"])
 
 
 def run_traced(sim, model, seed, args, workdir):

@@ -42,6 +42,17 @@ int main(int argc, char **argv)
     int i;
 
     opts_parse(&o, argc, argv);
+    if (o.list_params) {
+        o.json ? ncq_params_list_json(stdout) : ncq_params_list(stdout);
+        return 0;
+    }
+    if (o.dump_model) {
+        NcqParams *p = load_params(&o);
+
+        ncq_params_dump_json(stdout, p);
+        ncq_params_free(p);
+        return 0;
+    }
     if (o.validate) {
         return validate_main(o.validate, o.seed, o.figures, o.out, o.json);
     }

@@ -74,6 +74,8 @@ typedef struct Opts {
     const char *figures;        /* --figures FILE (or folder for all) */
     const char *out;            /* --out FILE (or folder for all) */
     bool json;
+    bool list_params;           /* --list-params: the table, markdown */
+    bool dump_model;            /* --dump-model: the parsed model, JSON */
 } Opts;
 
 /* A request between its issue by the host and its completion. */
@@ -136,6 +138,7 @@ bool workload_issue(Workload *w, int client, int64_t t, HostReq *h);
 void workload_done(Workload *w, int client, int64_t complete_ns);
 
 /* run.c: one simulation at host queue depth @depth */
+NcqParams *load_params(const Opts *o);
 void run(const Opts *o, int depth, const NcqReq *reqs, long nreq,
          Result *r);
 

@@ -180,6 +180,10 @@ static void usage(void)
 "  --model NAME          built-in model (default st3400620as)\n"
 "  --model-file PATH     parameter file\n"
 "  --list-models         print built-in model names\n"
+"  --list-params         the parameter table as docs/model.md's markdown\n"
+"                        (with --json: as JSON)\n"
+"  --dump-model          the model's parameters as parsed, JSON in the\n"
+"                        file's units, with its zones laid out\n"
 "  --seed N              model and workload seed (default 1)\n"
 "  --policy P            " NCQ_POLICY_NAMES "\n"
 "  --aging-weight W      aged-sptf weight (dimensionless, e.g. 0.5)\n"
@@ -243,6 +247,16 @@ static void opt_list_models(Opts *o, const char *arg)
 {
     printf("%s\n", ncq_params_builtin_names());
     exit(0);
+}
+
+static void opt_list_params(Opts *o, const char *arg)
+{
+    o->list_params = true;
+}
+
+static void opt_dump_model(Opts *o, const char *arg)
+{
+    o->dump_model = true;
 }
 
 static void opt_seed(Opts *o, const char *arg)
@@ -512,6 +526,8 @@ static const struct {
     { "model", true, opt_model },
     { "model-file", true, opt_model_file },
     { "list-models", false, opt_list_models },
+    { "list-params", false, opt_list_params },
+    { "dump-model", false, opt_dump_model },
     { "seed", true, opt_seed },
     { "policy", true, opt_policy },
     { "aging-weight", true, opt_aging_weight },

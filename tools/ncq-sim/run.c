@@ -41,12 +41,10 @@ typedef struct Host {
     bool end_flush_sent, end_flush_out;
 } Host;
 
-/* The drive, with the options' settings over the model's defaults. */
-static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
+/* The parameters --model or --model-file names; one line and exit if bad. */
+NcqParams *load_params(const Opts *o)
 {
     NcqParams *p = NULL;
-    NcqModel *m;
-    NcqSettings s;
     char err[512];
 
     if (o->model_file) {
@@ -61,6 +59,17 @@ static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
             exit(2);
         }
     }
+    return p;
+}
+
+/* The drive, with the options' settings over the model's defaults. */
+static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
+{
+    NcqParams *p = load_params(o);
+    NcqModel *m;
+    NcqSettings s;
+    char err[512];
+
     m = ncq_model_new(p, o->seed, err, sizeof(err));
     snprintf(name, namelen, "%s", p->name);
     ncq_params_free(p);

@@ -140,6 +140,15 @@ bool ncq_disk_cdl_set_features(NcqDisk *d, IDEState *s)
     switch (s->feature) {
     case SETFEATURES_CDL:
         ncq_model_cdl_get(d->model, &t);
+        /*
+         * Enabling CDL (from disabled) starts the statistics afresh:
+         * Western Digital's suite resets them with a disable and an
+         * enable (cdl-tools test 0707, "reset stat. with CDL
+         * disable+enable"); the counts stay readable while disabled.
+         */
+        if (on && !t.enabled) {
+            memset(d->cdl.stat, 0, sizeof(d->cdl.stat));
+        }
         t.enabled = on;
         if (ncq_model_cdl_set_at(d->model, &t,
                                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
@@ -230,8 +239,10 @@ void ncq_disk_cdl_log_read(NcqDisk *d, uint16_t page, uint8_t *buf,
 /*
  * The counts a selector chooses (cdladm's names): 1h commands that met
  * (ran out) their inactive time limit, 2h their active time limit, 3h
- * either, 4h every command with the descriptor.  Counted by the
- * descriptor the command came with, with CDL enabled.
+ * either, 4h every command with the descriptor.  A limit counts where
+ * the drive processed its policy: one with policy 0h (go on) does not
+ * (the model's NCQ_CDL_MET_*).  Counted by the descriptor the command
+ * came with, with CDL enabled.
  */
 void ncq_disk_cdl_count(NcqDisk *d, const NcqCompletion *c)
 {

@@ -324,9 +324,22 @@ int ncq_cdl_pick_urgent(const NcqModel *m, int64_t t)
     return best;
 }
 
-/* A missed limit's policy: true when the command ends here. */
-static bool ncq_cdl_policy(NcqSlot *s, uint8_t pol, NcqCdlOutcome abort)
+/*
+ * A missed limit's policy: true when the command ends here.  @met, the
+ * limit's NCQ_CDL_MET_* bit, is recorded for the drive's statistics when
+ * the policy is one the drive carries out (not 0h): a selector counts
+ * the commands for which the drive processed the limit's policy
+ * (cdladm's words for ACS-5's selectors 1h-3h), and Western Digital's
+ * suite expects a limit with policy 0h to leave the counts alone
+ * (cdl-tools tests 0720, 0730: "Using policy 0x0, we should not see any
+ * change in the statistics counters").
+ */
+static bool ncq_cdl_policy(NcqSlot *s, uint8_t pol, NcqCdlOutcome abort,
+                           uint8_t met)
 {
+    if (pol != NCQ_CDL_CONTINUE) {
+        s->c.cdl_met |= met;
+    }
     switch (pol) {
     case NCQ_CDL_ABORT:
         s->c.cdl_outcome = abort;
@@ -365,17 +378,17 @@ static bool ncq_cdl_queued_miss(const NcqModel *m, NcqSlot *s, int64_t t)
         if (d->inactive_us && wait > ncq_us(d->inactive_us) &&
             !s->cdl_inactive_seen) {
             s->cdl_inactive_seen = true;
-            s->c.cdl_met |= NCQ_CDL_MET_INACTIVE;
             if (ncq_cdl_policy(s, d->inactive_policy,
-                               NCQ_CDL_ABORT_INACTIVE)) {
+                               NCQ_CDL_ABORT_INACTIVE,
+                               NCQ_CDL_MET_INACTIVE)) {
                 return true;
             }
         }
         if (d->total_us && wait > ncq_us(d->total_us) &&
             !s->cdl_total_seen) {
             s->cdl_total_seen = true;
-            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
-            if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_INACTIVE)) {
+            if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_INACTIVE,
+                               NCQ_CDL_MET_TOTAL)) {
                 return true;
             }
             if (s->cdl_desc != desc) {
@@ -397,6 +410,13 @@ bool ncq_cdl_queued_ends(NcqModel *m, NcqSlot *s, int64_t t)
 /*
  * A command being processed from sv->dispatch_ns: its outcome, and its
  * completion moved up to when a limit whose policy ends it runs out.
+ * A non-queued command (READ/WRITE DMA EXT with NCQ off) has its max
+ * active time only: it is processed as it arrives (never inactive), and
+ * the total time limit, the command duration guideline, applies to NCQ
+ * commands alone (libata's maintainer in cdl-tools commit 40b0b10: "The
+ * duration guideline limit applies only to NCQ commands and is ignored
+ * for non-NCQ commands"; the suite's tests 0503, 0504, 0521 and 0522
+ * expect no error from them).
  */
 void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
 {
@@ -407,7 +427,7 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
         s->c.cdl_outcome >= NCQ_CDL_ABORT_INACTIVE) {
         return;
     }
-    if (ncq_cdl_queued_miss(m, s, sv->dispatch_ns)) {
+    if (s->cmd.queued && ncq_cdl_queued_miss(m, s, sv->dispatch_ns)) {
         sv->complete_ns = sv->dispatch_ns;
         return;
     }
@@ -415,21 +435,21 @@ void ncq_cdl_service(NcqModel *m, NcqSlot *s, NcqService *sv)
          guard++) {
         int64_t end_a = d->active_us ?
                         sv->dispatch_ns + ncq_us(d->active_us) : INT64_MAX;
-        int64_t end_t = d->total_us ?
+        int64_t end_t = d->total_us && s->cmd.queued ?
                         s->c.arrival_ns + ncq_us(d->total_us) : INT64_MAX;
         uint8_t desc = s->cdl_desc;
 
         if (sv->complete_ns > end_a && end_a <= end_t) {
-            s->c.cdl_met |= NCQ_CDL_MET_ACTIVE;
-            if (ncq_cdl_policy(s, d->active_policy, NCQ_CDL_ABORT_ACTIVE)) {
+            if (ncq_cdl_policy(s, d->active_policy, NCQ_CDL_ABORT_ACTIVE,
+                               NCQ_CDL_MET_ACTIVE)) {
                 sv->complete_ns = end_a;
                 return;
             }
             end_a = INT64_MAX;
         }
         if (sv->complete_ns > end_t) {
-            s->c.cdl_met |= NCQ_CDL_MET_TOTAL;
-            if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_ACTIVE)) {
+            if (ncq_cdl_policy(s, d->total_policy, NCQ_CDL_ABORT_ACTIVE,
+                               NCQ_CDL_MET_TOTAL)) {
                 sv->complete_ns = end_t > sv->dispatch_ns ? end_t :
                                   sv->dispatch_ns;
                 return;

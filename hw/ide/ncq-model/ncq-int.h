@@ -56,6 +56,60 @@
 #define NCQ_DESTAGE_MAX 2048                /* sectors per destage access */
 #define NCQ_SSD_MAX_CH  16
 #define NCQ_SSD_MAX_DIE 16
+
+/* How a file writes a key (the type column of ncq-params.h). */
+typedef enum NcqKeyType {
+    NCQ_KT_STR,
+    NCQ_KT_KIND,
+    NCQ_KT_POLICY,
+    NCQ_KT_SEEKTYPE,
+    NCQ_KT_U32,
+    NCQ_KT_U64,
+    NCQ_KT_MS,        /* milliseconds -> int64 ns */
+    NCQ_KT_US,        /* microseconds -> int64 ns */
+    NCQ_KT_FRAC,      /* fraction of a revolution -> uint32 ppb */
+    NCQ_KT_MILLI,     /* dimensionless -> uint32 thousandths */
+    NCQ_KT_BOOL,
+    NCQ_KT_MBPS,      /* MB/s (1e6 bytes) -> uint64 bytes/s */
+    NCQ_KT_HEX16,     /* 0x0000..0xffff -> uint32 */
+    NCQ_KT_KIB_SECT,  /* KiB -> uint32 sectors */
+    NCQ_KT_KIB_BYTES, /* KiB -> uint32 bytes */
+    NCQ_KT_ZONE,
+    NCQ_KT_POINT,
+} NcqKeyType;
+
+/*
+ * One row of the parameter table (include/hw/ide/ncq-params.h, expanded in
+ * params.c): a key of a model file and the NcqParams field it sets, or a
+ * field another key fills (section and key NULL).
+ */
+typedef struct NcqParamRow {
+    const char *section;
+    const char *key;
+    NcqKeyType type;
+    size_t off;
+    size_t len;
+    const char *unit;
+    const char *def;        /* in the file's units; "": 0 */
+    uint64_t min, max;      /* of the stored value */
+    unsigned flags;         /* NCQ_PF_* */
+    uint32_t fp;            /* in the fingerprint from this version; 0 */
+    const char *doc;
+    const char *field;      /* NULL: a key writing another row's field */
+    size_t align;           /* of the field's type */
+} NcqParamRow;
+
+#define NCQ_PARAM_MAX_ROWS 96     /* a parse's seen[] */
+extern const NcqParamRow ncq_param_table[];
+extern const size_t ncq_param_table_len;
+const NcqParamRow *ncq_param_rows(size_t *n);
+/* section @i of NCQ_PARAM_SECTIONS, NULL past the last (params-doc.c) */
+const char *ncq_param_section(size_t i);
+/* @v / 10^@digits with its fraction, trailing zeros dropped */
+void ncq_fixed_text(uint64_t v, unsigned digits, char *buf, size_t len);
+/* a stored value of row @k in the file's units */
+void ncq_param_format_raw(const NcqParamRow *k, uint64_t v, char *buf,
+                          size_t len);
 #define NCQ_SSD_CHUNKS  1024
 
 typedef enum NcqSlotState {

@@ -9,6 +9,11 @@
  * used, so parsing does not depend on the C locale.  "zone" and "point"
  * may repeat; every other key may appear once.
  *
+ * The keys, their defaults and their ranges are the rows of the parameter
+ * table (include/hw/ide/ncq-params.h, expanded in params-table.c); what
+ * is here besides is the syntax, zone and point lines, and the checks
+ * that involve several keys.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <errno.h>
@@ -18,32 +23,12 @@
 #include <stddef.h>
 #include "ncq-int.h"
 
-typedef enum NcqKeyType {
-    KT_STR,
-    KT_KIND,
-    KT_POLICY,
-    KT_SEEKTYPE,
-    KT_U32,
-    KT_U64,
-    KT_MS,        /* milliseconds -> int64 ns */
-    KT_US,        /* microseconds -> int64 ns */
-    KT_FRAC,      /* fraction of a revolution -> uint32 ppb */
-    KT_MILLI,     /* dimensionless -> uint32 thousandths */
-    KT_BOOL,
-    KT_MBPS,      /* MB/s (1e6 bytes) -> uint64 bytes/s */
-    KT_HEX16,     /* 0x0000..0xffff -> uint32 */
-    KT_KIB_SECT,  /* KiB -> uint32 sectors */
-    KT_KIB_BYTES, /* KiB -> uint32 bytes */
-    KT_ZONE,
-    KT_POINT,
-} NcqKeyType;
-
 /* What parsing a file has learnt so far. */
 typedef struct NcqParse {
     NcqParams *p;
     const char *fname;
     int lineno;
-    bool seen[96];
+    bool seen[NCQ_PARAM_MAX_ROWS];
     char section[32];
     int explicit_zones;         /* "zone" lines */
     int analytic;               /* zones, outer_spt and inner_spt lines */
@@ -57,106 +42,9 @@ typedef struct NcqParse {
 /* first_cylinder cylinders spt and up to 5 options */
 #define NCQ_ZONE_WORDS 8
 
-typedef struct NcqKey {
-    const char *section;
-    const char *key;
-    NcqKeyType type;
-    size_t off;
-    size_t len;
-} NcqKey;
-
-#define K(sec, key, type, field) \
-    { sec, key, type, offsetof(NcqParams, field), \
-      sizeof(((NcqParams *)0)->field) }
-
-static const NcqKey ncq_keys[] = {
-    K("drive", "name", KT_STR, name),
-    K("drive", "model", KT_STR, model),
-    K("drive", "firmware", KT_STR, firmware),
-    K("drive", "kind", KT_KIND, kind),
-    K("drive", "capacity", KT_U64, capacity),
-    K("drive", "rpm", KT_U32, rpm),
-    K("drive", "queue_depth", KT_U32, queue_depth),
-    K("drive", "bus_mb_s", KT_MBPS, bus_bytes_per_s),
-    K("drive", "sata_gen", KT_U32, sata_gen),
-    K("drive", "ata_major", KT_U32, ata_major),
-    K("drive", "ata_minor", KT_HEX16, ata_minor),
-    K("drive", "buffer_kib", KT_KIB_SECT, buffer_sectors),
-    K("layout", "heads", KT_U32, heads),
-    K("layout", "cylinders", KT_U32, cylinders),
-    K("layout", "zones", KT_U32, nzones),
-    K("layout", "outer_spt", KT_U32, zones[0].spt),
-    K("layout", "inner_spt", KT_U32, zones[1].spt),
-    K("layout", "spare_per_track", KT_U32, spare_per_track),
-    K("layout", "track_skew", KT_FRAC, track_skew_ppb),
-    K("layout", "cyl_skew", KT_FRAC, cyl_skew_ppb),
-    K("layout", "zone", KT_ZONE, zones),
-    K("seek", "type", KT_SEEKTYPE, seek_type),
-    K("seek", "a_ms", KT_MS, seek_a_ns),
-    K("seek", "b_ms", KT_MS, seek_b_ns),
-    K("seek", "x", KT_U32, seek_x),
-    K("seek", "c_ms", KT_MS, seek_c_ns),
-    K("seek", "e_ms", KT_MS, seek_e_ns),
-    K("seek", "point", KT_POINT, seek_points),
-    K("seek", "head_switch_ms", KT_MS, head_switch_ns),
-    K("seek", "write_settle_ms", KT_MS, write_settle_ns),
-    K("seek", "jitter_ms", KT_MS, seek_jitter_ns),
-    K("seek", "plan_settle_ms", KT_MS, seek_plan_settle_ns),
-    K("overhead", "read_miss_ms", KT_MS, ovh_read_miss_ns),
-    K("overhead", "read_hit_ms", KT_MS, ovh_read_hit_ns),
-    K("overhead", "write_ms", KT_MS, ovh_write_ns),
-    K("overhead", "other_ms", KT_MS, ovh_other_ns),
-    K("cache", "segments", KT_U32, cache_segments),
-    K("cache", "segment_kib", KT_KIB_SECT, segment_sectors),
-    K("cache", "readahead_kib", KT_KIB_SECT, readahead_sectors),
-    K("cache", "min_readahead_kib", KT_KIB_SECT, min_readahead_sectors),
-    K("cache", "write_cache_kib", KT_KIB_SECT, write_cache_sectors),
-    K("cache", "write_cache", KT_BOOL, write_cache),
-    K("firmware", "policy", KT_POLICY, policy),
-    K("firmware", "aging_weight", KT_MILLI, aging_weight_milli),
-    K("firmware", "starvation_timeout_ms", KT_MS, starvation_timeout_ns),
-    K("firmware", "prio_timeout_ms", KT_MS, prio_timeout_ns),
-    K("firmware", "honour_prio", KT_BOOL, honour_prio),
-    K("firmware", "clustering_sectors", KT_U32, clustering_sectors),
-    K("firmware", "window", KT_U32, sched_window),
-    K("firmware", "eval_us", KT_US, sched_eval_ns),
-    K("firmware", "zero_latency", KT_BOOL, zero_latency),
-    K("firmware", "plan_ahead", KT_BOOL, plan_ahead),
-    K("firmware", "cdl", KT_BOOL, cdl),
-    K("firmware", "recovery_ms", KT_MS, recovery_ns),
-    K("power", "spinup_ms", KT_MS, spinup_ns),
-    K("power", "spindown_ms", KT_MS, spindown_ns),
-    K("ssd", "channels", KT_U32, channels),
-    K("ssd", "dies_per_channel", KT_U32, dies_per_channel),
-    K("ssd", "page_kib", KT_KIB_BYTES, page_bytes),
-    K("ssd", "page_read_us", KT_US, page_read_ns),
-    K("ssd", "page_program_us", KT_US, page_program_ns),
-    K("ssd", "channel_mb_s", KT_MBPS, channel_bytes_per_s),
-    K("ssd", "write_buffer_kib", KT_KIB_BYTES, write_buffer_bytes),
-    K("ssd", "read_cmd_us", KT_US, ssd_read_cmd_ns),
-    K("ssd", "write_cmd_us", KT_US, ssd_write_cmd_ns),
-    K("zones", "zone_sectors", KT_U64, zone_sectors),
-    K("zones", "conventional", KT_U32, zone_conv),
-    K("zones", "max_open", KT_U32, zone_max_open),
-    K("zones", "optimal_open", KT_U32, zone_opt_open),
-    K("zones", "optimal_nonseq", KT_U32, zone_opt_nonseq),
-    K("zones", "urswrz", KT_BOOL, zone_urswrz),
-    K("zones", "reset_ms", KT_MS, zone_reset_ns),
-    K("zones", "finish_ms", KT_MS, zone_finish_ns),
-    K("zones", "open_ms", KT_MS, zone_open_ns),
-    K("media_cache", "sectors", KT_U64, mc_sectors),
-    K("media_cache", "map_extents", KT_U32, mc_map),
-    K("media_cache", "lba", KT_U64, mc_lba),
-    K("media_cache", "band_kib", KT_KIB_SECT, mc_band_sectors),
-    K("media_cache", "idle_ms", KT_MS, mc_idle_ns),
-    K("media_cache", "clean_ms", KT_MS, mc_clean_ns),
-};
-
-#define NCQ_NKEYS (sizeof(ncq_keys) / sizeof(ncq_keys[0]))
-
-static const char *const ncq_required[] = {
-    "drive.name", "drive.model", "drive.kind", "drive.capacity",
-};
+/* The parameter table's rows (params-table.c) */
+#define ncq_rows ncq_param_table
+#define NCQ_NROWS ncq_param_table_len
 
 /* "123.456" as value * 10^9 (ncq_parse_decimal); 0 or -1. */
 static int ncq_param_fixed(const char *s, int64_t *out)
@@ -216,20 +104,20 @@ static int ncq_words(char *s, char **w, int max)
 }
 
 /* Keys whose value is a word or a string. */
-static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
+static int ncq_set_word(NcqParams *p, const NcqParamRow *k, const char *val,
                         const char **why)
 {
     char *base = (char *)p + k->off;
 
     switch (k->type) {
-    case KT_STR:
+    case NCQ_KT_STR:
         if (strlen(val) >= k->len) {
             *why = "string too long";
             return -1;
         }
         strcpy(base, val);
         return 0;
-    case KT_KIND:
+    case NCQ_KT_KIND:
         if (!strcmp(val, "hdd")) {
             p->kind = NCQ_KIND_HDD;
         } else if (!strcmp(val, "ssd")) {
@@ -239,13 +127,13 @@ static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
             return -1;
         }
         return 0;
-    case KT_POLICY:
+    case NCQ_KT_POLICY:
         if (ncq_policy_from_name(val, &p->policy) < 0) {
             *why = "expected " NCQ_POLICY_NAMES;
             return -1;
         }
         return 0;
-    case KT_SEEKTYPE:
+    case NCQ_KT_SEEKTYPE:
         if (!strcmp(val, "twopart")) {
             p->seek_type = NCQ_SEEK_TWOPART;
         } else if (!strcmp(val, "table")) {
@@ -255,7 +143,7 @@ static int ncq_set_word(NcqParams *p, const NcqKey *k, const char *val,
             return -1;
         }
         return 0;
-    default:    /* KT_BOOL */
+    default:    /* NCQ_KT_BOOL */
         if (!strcmp(val, "on") || !strcmp(val, "yes") ||
             !strcmp(val, "true") || !strcmp(val, "1")) {
             *(bool *)base = true;
@@ -440,7 +328,7 @@ static int ncq_add_point(NcqParams *p, char *val, const char **why)
 }
 
 /* Keys with a decimal value and a unit, stored scaled to the field's. */
-static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
+static int ncq_set_scaled(NcqParams *p, const NcqParamRow *k, const char *val,
                           const char **why)
 {
     char *base = (char *)p + k->off;
@@ -451,30 +339,30 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
         return -1;
     }
     switch (k->type) {
-    case KT_MS:
+    case NCQ_KT_MS:
         *(int64_t *)base = fx / 1000;
         return 0;
-    case KT_US:
+    case NCQ_KT_US:
         *(int64_t *)base = fx / 1000000;
         return 0;
-    case KT_FRAC:
+    case NCQ_KT_FRAC:
         if (fx >= 1000000000) {
             *why = "fraction of a revolution must be below 1";
             return -1;
         }
         *(uint32_t *)base = (uint32_t)fx;
         return 0;
-    case KT_MILLI:
+    case NCQ_KT_MILLI:
         if (fx / 1000000 > UINT32_MAX) {
             *why = "value too large";
             return -1;
         }
         *(uint32_t *)base = (uint32_t)(fx / 1000000);
         return 0;
-    case KT_MBPS:
+    case NCQ_KT_MBPS:
         *(uint64_t *)base = (uint64_t)(fx / 1000);
         return 0;
-    case KT_KIB_SECT:
+    case NCQ_KT_KIB_SECT:
         /* whole sectors: DiskSim's segments may be an odd count of them */
         if (fx / 1000000000 > UINT32_MAX / 2) {
             *why = "value too large";
@@ -482,7 +370,7 @@ static int ncq_set_scaled(NcqParams *p, const NcqKey *k, const char *val,
         }
         *(uint32_t *)base = (uint32_t)(fx / 500000000);
         return 0;
-    case KT_KIB_BYTES:
+    case NCQ_KT_KIB_BYTES:
         if (fx / 1000000000 > UINT32_MAX / 1024) {
             *why = "value too large";
             return -1;
@@ -524,7 +412,7 @@ static int ncq_set_hex16(const char *val, uint32_t *out, const char **why)
     return 0;
 }
 
-static int ncq_set_key(NcqParse *ps, const NcqKey *k, char *val,
+static int ncq_set_key(NcqParse *ps, const NcqParamRow *k, char *val,
                        const char **why)
 {
     NcqParams *p = ps->p;
@@ -532,114 +420,149 @@ static int ncq_set_key(NcqParse *ps, const NcqKey *k, char *val,
     uint64_t u;
 
     switch (k->type) {
-    case KT_STR:
-    case KT_KIND:
-    case KT_POLICY:
-    case KT_SEEKTYPE:
-    case KT_BOOL:
+    case NCQ_KT_STR:
+    case NCQ_KT_KIND:
+    case NCQ_KT_POLICY:
+    case NCQ_KT_SEEKTYPE:
+    case NCQ_KT_BOOL:
         return ncq_set_word(p, k, val, why);
-    case KT_U32:
+    case NCQ_KT_U32:
         if (ncq_param_uint(val, UINT32_MAX, &u) < 0) {
             *why = "expected an unsigned 32-bit integer";
             return -1;
         }
         *(uint32_t *)base = (uint32_t)u;
         return 0;
-    case KT_U64:
+    case NCQ_KT_U64:
         if (ncq_param_uint(val, UINT64_MAX, &u) < 0) {
             *why = "expected an unsigned integer";
             return -1;
         }
         *(uint64_t *)base = u;
         return 0;
-    case KT_HEX16:
+    case NCQ_KT_HEX16:
         return ncq_set_hex16(val, (uint32_t *)base, why);
-    case KT_ZONE:
+    case NCQ_KT_ZONE:
         return ncq_add_zone(ps, val, why);
-    case KT_POINT:
+    case NCQ_KT_POINT:
         return ncq_add_point(p, val, why);
     default:
         return ncq_set_scaled(p, k, val, why);
     }
 }
 
+/*
+ * Each row's default, as a file would write it; sata_gen, buffer_kib and
+ * the spin times are settled after the file (ncq_finish_link, _power).
+ */
 static void ncq_defaults(NcqParams *p)
 {
+    NcqParse ps = { .p = p, .fname = "default" };
+    const char *why = NULL;
+    char val[32];
+    size_t i;
+
     memset(p, 0, sizeof(*p));
-    strcpy(p->firmware, "1.0");
-    p->queue_depth = 32;
-    p->bus_bytes_per_s = 300000000;
-    p->policy = NCQ_POLICY_SPTF;
-    p->cache_segments = 16;
-    p->segment_sectors = 1024;
-    p->write_cache_sectors = 8192;
-    p->write_cache = true;
-    p->rpm = 1;
-    /* ATA/ATAPI-7 published (ANSI INCITS 397-2005): docs/model.md */
-    p->ata_major = 7;
-    p->ata_minor = 0x001d;
-    /* sata_gen and buffer_sectors: 0 until ncq_finish_link() */
+    for (i = 0; i < NCQ_NROWS; i++) {
+        if (ncq_rows[i].key && ncq_rows[i].def[0]) {
+            snprintf(val, sizeof(val), "%s", ncq_rows[i].def);
+            if (ncq_set_key(&ps, &ncq_rows[i], val, &why) < 0) {
+                abort();    /* the table's own default: test-params */
+            }
+        }
+    }
 }
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); \
                       return NCQ_ERR_PARSE; } while (0)
 
-/* Limits every kind of drive shares. */
+/* A row's stored value, as a whole number; false for arrays. */
+static bool ncq_row_value(const NcqParams *p, const NcqParamRow *k,
+                          bool *neg, uint64_t *v)
+{
+    const char *base = (const char *)p + k->off;
+
+    *neg = false;
+    switch (k->type) {
+    case NCQ_KT_STR:
+    case NCQ_KT_ZONE:
+    case NCQ_KT_POINT:
+        return false;
+    case NCQ_KT_BOOL:
+        *v = *(const bool *)base;
+        return true;
+    case NCQ_KT_MS:
+    case NCQ_KT_US:
+        *neg = *(const int64_t *)base < 0;
+        *v = *neg ? 0 : (uint64_t)*(const int64_t *)base;
+        return true;
+    default:
+        if (k->len == 8) {
+            *v = *(const uint64_t *)base;
+        } else {
+            *v = *(const uint32_t *)base;   /* uint32_t and the enums */
+        }
+        return true;
+    }
+}
+
+/*
+ * Every row's range (ncq-params.h), for the kinds of drive it applies
+ * to: one line naming the key, its range in the file's units and what
+ * it is.
+ */
+static int ncq_validate_rows(const NcqParams *p, char *err, size_t errlen)
+{
+    unsigned skip = p->kind == NCQ_KIND_SSD ? NCQ_PF_HDD : NCQ_PF_SSD;
+    char lo[48], hi[48];
+    uint64_t v;
+    bool neg;
+    size_t i;
+
+    for (i = 0; i < NCQ_NROWS; i++) {
+        const NcqParamRow *k = &ncq_rows[i];
+
+        if (!k->key || !k->field || (k->flags & skip) ||
+            !ncq_row_value(p, k, &neg, &v) ||
+            (!neg && v >= k->min && v <= k->max)) {
+            continue;
+        }
+        ncq_param_format_raw(k, k->min, lo, sizeof(lo));
+        if (k->max == NCQ_PB_MAX) {
+            snprintf(err, errlen, "%s: %s must be %s or more%s%s (%s)",
+                     p->name, k->key, lo, k->unit[0] ? " " : "", k->unit,
+                     k->doc);
+        } else {
+            ncq_param_format_raw(k, k->max, hi, sizeof(hi));
+            snprintf(err, errlen, "%s: %s must be %s..%s%s%s (%s)",
+                     p->name, k->key, lo, hi, k->unit[0] ? " " : "",
+                     k->unit, k->doc);
+        }
+        return NCQ_ERR_PARSE;
+    }
+    return 0;
+}
+
+/* Limits every kind of drive shares that are not one row's range. */
 static int ncq_validate_common(const NcqParams *p, char *err, size_t errlen)
 {
     if (!p->name[0] || !p->model[0]) {
         BAD("%s: name and model must be set", p->name);
     }
-    if (p->capacity == 0) {
-        BAD("%s: capacity must be positive", p->name);
-    }
-    if (p->queue_depth < 1 || p->queue_depth > NCQ_MAX_TAGS) {
-        BAD("%s: queue_depth must be 1..32", p->name);
-    }
-    if (p->clustering_sectors > NCQ_MAX_SECTORS) {
-        BAD("%s: clustering_sectors above %d", p->name, NCQ_MAX_SECTORS);
-    }
-    if (p->policy >= NCQ_POLICY__MAX) {
-        BAD("%s: unknown policy", p->name);
-    }
-    if (p->bus_bytes_per_s < 1000000) {
-        BAD("%s: bus_mb_s must be at least 1", p->name);
-    }
     return 0;
 }
 
-/* Keep every product of time and distance far from overflow. */
+/* Seek points are far from overflow, as the rows' times are. */
 static int ncq_validate_times(const NcqParams *p, char *err, size_t errlen)
 {
-    const int64_t times[] = {
-        p->seek_a_ns, p->seek_b_ns, p->seek_c_ns, p->seek_e_ns,
-        p->head_switch_ns, p->write_settle_ns, p->seek_jitter_ns,
-        p->seek_plan_settle_ns,
-        p->ovh_read_miss_ns, p->ovh_read_hit_ns, p->ovh_write_ns,
-        p->ovh_other_ns, p->sched_eval_ns, p->page_read_ns,
-        p->page_program_ns, p->ssd_read_cmd_ns, p->ssd_write_cmd_ns,
-        p->zone_reset_ns, p->zone_finish_ns, p->zone_open_ns,
-    };
     uint32_t i;
 
-    for (i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
-        if (times[i] < 0 || times[i] > 10000000000LL) {
-            BAD("%s: times must be within 0..10 s", p->name);
-        }
-    }
     for (i = 0; i < p->seek_npoints; i++) {
         if (p->seek_points[i].ns > 10000000000LL ||
             p->seek_points[i].dist > 10000000) {
             BAD("%s: seek points must be within 10 s and 10,000,000 "
                 "cylinders", p->name);
         }
-    }
-    if (p->starvation_timeout_ns > NCQ_MAX_TIMEOUT_NS ||
-        p->prio_timeout_ns > NCQ_MAX_TIMEOUT_NS) {
-        BAD("%s: time-outs must be within an hour", p->name);
-    }
-    if (p->recovery_ns < 0 || p->recovery_ns > NCQ_MAX_TIMEOUT_NS) {
-        BAD("%s: recovery_ms must be within 0..3600000 (an hour)", p->name);
     }
     return 0;
 }
@@ -657,10 +580,6 @@ static int ncq_validate_identify(const NcqParams *p, char *err,
 {
     uint64_t link = ncq_sata_link_bytes_per_s(p->sata_gen);
 
-    if (!link) {
-        BAD("%s: sata_gen must be 1 (1.5 Gb/s), 2 (3.0 Gb/s) or 3 "
-            "(6.0 Gb/s)", p->name);
-    }
     if (p->bus_bytes_per_s > link) {
         BAD("%s: bus_mb_s %llu.%03llu is above the SATA Gen%u link's "
             "%llu MB/s; lower bus_mb_s or raise sata_gen", p->name,
@@ -668,29 +587,11 @@ static int ncq_validate_identify(const NcqParams *p, char *err,
             (unsigned long long)(p->bus_bytes_per_s / 1000 % 1000),
             p->sata_gen, (unsigned long long)(link / 1000000));
     }
-    if (p->ata_major < 4 || p->ata_major > 12) {
-        BAD("%s: ata_major must be 4 (ATA/ATAPI-4) to 12 (ACS-5)", p->name);
-    }
-    if (p->ata_minor > 0xfffe) {
-        BAD("%s: ata_minor 0xffff means 'not reported'; use 0x0000",
-            p->name);
-    }
-    /* 0: not reported, as word 21 is retired since ATA/ATAPI-6 */
-    if (p->buffer_sectors > 0xfffe) {
-        BAD("%s: buffer_kib must be 0 (not reported) or 0.5 to 32767 "
-            "(IDENTIFY word 21 counts 512-byte sectors in 16 bits)", p->name);
-    }
     return 0;
 }
 
 static int ncq_validate_ssd(const NcqParams *p, char *err, size_t errlen)
 {
-    if (p->channels < 1 || p->channels > NCQ_SSD_MAX_CH ||
-        p->dies_per_channel < 1 ||
-        p->dies_per_channel > NCQ_SSD_MAX_DIE) {
-        BAD("%s: ssd channels and dies_per_channel must be 1..16",
-            p->name);
-    }
     if (p->page_bytes < 512 || p->page_bytes % 512) {
         BAD("%s: ssd page_kib must be a multiple of 0.5", p->name);
     }
@@ -748,15 +649,6 @@ static int ncq_validate_zones(const NcqParams *p, char *err, size_t errlen)
 
 static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
 {
-    if (p->rpm < 1000 || p->rpm > 30000) {
-        BAD("%s: rpm must be 1000..30000", p->name);
-    }
-    if (p->cylinders > 10000000 || p->seek_x > 10000000) {
-        BAD("%s: at most 10,000,000 cylinders", p->name);
-    }
-    if (p->heads < 1 || p->heads > 255) {
-        BAD("%s: heads must be 1..255", p->name);
-    }
     if (ncq_validate_zones(p, err, errlen) < 0) {
         return NCQ_ERR_PARSE;
     }
@@ -768,11 +660,6 @@ static int ncq_validate_hdd(const NcqParams *p, char *err, size_t errlen)
     }
     if (p->segment_sectors == 0 && p->cache_segments) {
         BAD("%s: segment_kib must be positive", p->name);
-    }
-    if (p->spinup_ns < 0 || p->spinup_ns > NCQ_MAX_SPIN_NS ||
-        p->spindown_ns < 0 || p->spindown_ns > NCQ_MAX_SPIN_NS) {
-        BAD("%s: spinup_ms and spindown_ms must be within 0..60000",
-            p->name);
     }
     return 0;
 }
@@ -860,6 +747,7 @@ static int ncq_validate_mcache(const NcqParams *p, char *err, size_t errlen)
 int ncq_params_validate(const NcqParams *p, char *err, size_t errlen)
 {
     if (ncq_validate_common(p, err, errlen) < 0 ||
+        ncq_validate_rows(p, err, errlen) < 0 ||
         ncq_validate_identify(p, err, errlen) < 0 ||
         ncq_validate_times(p, err, errlen) < 0 ||
         ncq_validate_wzones(p, err, errlen) < 0 ||
@@ -899,28 +787,27 @@ static void ncq_analytic_zones(NcqParams *p)
     }
 }
 
-_Static_assert(NCQ_NKEYS <= 96, "NcqParse.seen holds 96 keys");
 
-static const NcqKey *ncq_find_key(const char *section, const char *key,
+static const NcqParamRow *ncq_find_key(const char *section, const char *key,
                                   size_t *index)
 {
     size_t i;
 
-    for (i = 0; i < NCQ_NKEYS; i++) {
-        if (!strcmp(ncq_keys[i].section, section) &&
-            !strcmp(ncq_keys[i].key, key)) {
+    for (i = 0; i < NCQ_NROWS; i++) {
+        if (ncq_rows[i].key && !strcmp(ncq_rows[i].section, section) &&
+            !strcmp(ncq_rows[i].key, key)) {
             *index = i;
-            return &ncq_keys[i];
+            return &ncq_rows[i];
         }
     }
     return NULL;
 }
 
 /* Zones come either from zone lines or from zones/outer_spt/inner_spt. */
-static int ncq_count_zone_keys(NcqParse *ps, const NcqKey *k,
+static int ncq_count_zone_keys(NcqParse *ps, const NcqParamRow *k,
                                const char *key, char *err, size_t errlen)
 {
-    if (k->type == KT_ZONE) {
+    if (k->type == NCQ_KT_ZONE) {
         if (ps->analytic) {
             snprintf(err, errlen, "%s:%d: key '%s': cannot mix zone "
                      "lines with zones/outer_spt/inner_spt", ps->fname,
@@ -948,7 +835,7 @@ static int ncq_parse_assignment(NcqParse *ps, char *l, char *err,
 {
     char *eq = strchr(l, '='), *key, *val;
     const char *why = NULL;
-    const NcqKey *k;
+    const NcqParamRow *k;
     size_t i = 0;
 
     if (!eq) {
@@ -965,7 +852,7 @@ static int ncq_parse_assignment(NcqParse *ps, char *l, char *err,
                  "section [%s]", ps->fname, ps->lineno, key, ps->section);
         return -1;
     }
-    if (ps->seen[i] && k->type != KT_ZONE && k->type != KT_POINT) {
+    if (ps->seen[i] && k->type != NCQ_KT_ZONE && k->type != NCQ_KT_POINT) {
         snprintf(err, errlen, "%s:%d: key '%s': duplicate", ps->fname,
                  ps->lineno, key);
         return -1;
@@ -1017,22 +904,17 @@ static int ncq_parse_line(NcqParse *ps, char *line, char *err, size_t errlen)
 
 static int ncq_check_required(const NcqParse *ps, char *err, size_t errlen)
 {
-    size_t i, j;
+    size_t j;
 
-    for (i = 0; i < sizeof(ncq_required) / sizeof(ncq_required[0]); i++) {
-        for (j = 0; j < NCQ_NKEYS; j++) {
-            char full[64];
+    for (j = 0; j < NCQ_NROWS; j++) {
+        const NcqParamRow *k = &ncq_rows[j];
 
-            snprintf(full, sizeof(full), "%s.%s", ncq_keys[j].section,
-                     ncq_keys[j].key);
-            if (!strcmp(full, ncq_required[i]) && !ps->seen[j]) {
-                /* No line number: the key is missing from the whole file */
-                snprintf(err, errlen, "%s: key '%s': missing required "
-                         "key; add %s = ... to section [%s]", ps->fname,
-                         ncq_required[i], ncq_keys[j].key,
-                         ncq_keys[j].section);
-                return -1;
-            }
+        if ((k->flags & NCQ_PF_REQUIRED) && !ps->seen[j]) {
+            /* No line number: the key is missing from the whole file */
+            snprintf(err, errlen, "%s: key '%s.%s': missing required "
+                     "key; add %s = ... to section [%s]", ps->fname,
+                     k->section, k->key, k->key, k->section);
+            return -1;
         }
     }
     return 0;

@@ -68,6 +68,12 @@
  *              sector end); the parameters' recovery_ns in the
  *              fingerprint (the ERC limits are the device's state, not
  *              the model's)
+ *   v8 (issue 28, drive-managed SMR, mcache.c): the part media cache
+ *              (below); the cache's parameters in the fingerprint
+ *   v9 (issue 27): the parameters' fingerprint is the parameter table's
+ *              rows (include/hw/ide/ncq-params.h, their fp column) in
+ *              the table's order; sata_gen, ata_major, ata_minor and
+ *              buffer_sectors join it; the body is v8's
  *
  * Not in the stream, because a load recomputes them: the parameters and
  * what the layout precomputes from them (a load needs a model made from
@@ -77,9 +83,12 @@
  * sector count (functions of the slots and extents in the stream).
  *
  * Changing the format: add a field with `if (v->version >= N)` around its
- * visit and bump NCQ_STATE_VERSION to N; older streams then load with the
- * field at a new model's value.  The names given to the visit functions
- * are the format's, not the C fields': keep them when a field moves.
+ * visit and bump NCQ_STATE_BODY_VERSION to N; older streams then load with
+ * the field at a new model's value (a new parameter only names N in its
+ * row's fp column).  The names given to the visit functions are the
+ * format's, not the C fields': keep them when a field moves (the
+ * parameters' fingerprint names its rows by their NcqParams fields, so a
+ * renamed field changes the format hash of every version: test-state).
  * tests/unit/test-state.c checks each version's format hash against a
  * committed value, and that the golden streams of v1 and v2 still load.
  * v2 (issue 13): the write taken last (its data arrives while the drive
@@ -105,7 +114,21 @@
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
-#define NCQ_STATE_VERSION   8
+/*
+ * The newest version: the body's (NCQ_STATE_BODY_VERSION) or the newest
+ * fingerprint of the parameter table's rows (their fp column), whichever
+ * is later, so a new row fingerprinted from version N makes this build
+ * write vN (and test-state asks for vN's format hash and golden stream).
+ */
+#define NCQ_STATE_BODY_VERSION 8
+#define NCQ_FP_MEMBER(ctype, field, dim, sec, key, kt, unit, def, lo, hi, \
+                      flags, fp, doc) char field[(fp) + 1];
+#define NCQ_FP_NONE(...)
+union NcqFpVersions {
+    char body[NCQ_STATE_BODY_VERSION + 1];
+    NCQ_PARAMS(NCQ_FP_MEMBER, NCQ_FP_NONE, NCQ_FP_NONE)
+};
+#define NCQ_STATE_VERSION   ((uint32_t)sizeof(union NcqFpVersions) - 1)
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -127,127 +150,76 @@ static void ncq_vis_zone(NcqVis *v, NcqZone *z)
     ncq_vis_bool(v, "own_skew", &z->own_skew);
 }
 
-/* v5: the host-managed zones' parameters (zone.c), in the fingerprint */
+/* The zones of the parameters, their count first. */
 static void ncq_vis_params_zones(NcqVis *v, NcqParams *p)
 {
-    if (v->version < 5) {
-        return;
+    uint32_t i, n = ncq_vis_count(v, "zones", p->nzones, NCQ_MAX_ZONES);
+
+    for (i = 0; i < n; i++) {
+        ncq_vis_zone(v, &p->zones[i]);
     }
-    ncq_vis_u64(v, "zone_sectors", &p->zone_sectors);
-    ncq_vis_u32(v, "zone_conv", &p->zone_conv, UINT32_MAX);
-    ncq_vis_u32(v, "zone_max_open", &p->zone_max_open, UINT32_MAX);
-    ncq_vis_u32(v, "zone_opt_open", &p->zone_opt_open, UINT32_MAX);
-    ncq_vis_u32(v, "zone_opt_nonseq", &p->zone_opt_nonseq, UINT32_MAX);
-    ncq_vis_bool(v, "zone_urswrz", &p->zone_urswrz);
-    ncq_vis_i64(v, "zone_reset_ns", &p->zone_reset_ns);
-    ncq_vis_i64(v, "zone_finish_ns", &p->zone_finish_ns);
-    ncq_vis_i64(v, "zone_open_ns", &p->zone_open_ns);
 }
 
-/*
- * v6: the spin times (power modes); v7: the firmware's retries of an
- * unrecoverable sector (SCT error recovery control), in the fingerprint
- */
-static void ncq_vis_params_firmware(NcqVis *v, NcqParams *p)
+static void ncq_vis_params_points(NcqVis *v, NcqParams *p)
 {
-    if (v->version >= 6) {
-        ncq_vis_i64(v, "spinup_ns", &p->spinup_ns);
-        ncq_vis_i64(v, "spindown_ns", &p->spindown_ns);
+    uint32_t i, n = ncq_vis_count(v, "seek_points", p->seek_npoints,
+                                  NCQ_MAX_SEEK_POINTS);
+
+    for (i = 0; i < n; i++) {
+        ncq_vis_u32(v, "dist", &p->seek_points[i].dist, UINT32_MAX);
+        ncq_vis_i64(v, "ns", &p->seek_points[i].ns);
     }
-    if (v->version >= 7) {
-        ncq_vis_i64(v, "recovery_ns", &p->recovery_ns);
-    }
-    if (v->version >= 8) {
-        ncq_vis_u64(v, "mc_sectors", &p->mc_sectors);
-        ncq_vis_u32(v, "mc_map", &p->mc_map, UINT32_MAX);
-        ncq_vis_u64(v, "mc_lba", &p->mc_lba);
-        ncq_vis_u32(v, "mc_band_sectors", &p->mc_band_sectors, UINT32_MAX);
-        ncq_vis_i64(v, "mc_idle_ns", &p->mc_idle_ns);
-        ncq_vis_i64(v, "mc_clean_ns", &p->mc_clean_ns);
+}
+
+/* One row of the parameter table, named by its C field. */
+static void ncq_vis_param_row(NcqVis *v, NcqParams *p, const NcqParamRow *k)
+{
+    char *base = (char *)p + k->off;
+
+    switch (k->type) {
+    case NCQ_KT_STR:
+        ncq_vis_str(v, k->field, base, k->len);
+        break;
+    case NCQ_KT_ZONE:
+        ncq_vis_params_zones(v, p);
+        break;
+    case NCQ_KT_POINT:
+        ncq_vis_params_points(v, p);
+        break;
+    case NCQ_KT_BOOL:
+        ncq_vis_bool(v, k->field, (bool *)base);
+        break;
+    case NCQ_KT_MS:
+    case NCQ_KT_US:
+        ncq_vis_i64(v, k->field, (int64_t *)base);
+        break;
+    default:
+        if (k->len == 8) {
+            ncq_vis_u64(v, k->field, (uint64_t *)base);
+        } else {
+            /* uint32_t, and the enums a u32 as NCQ_VIS_ENUM writes them */
+            ncq_vis_u32(v, k->field, (uint32_t *)base, UINT32_MAX);
+        }
+        break;
     }
 }
 
 /*
  * The parameters, for their fingerprint only (NCQ_VIS_HASH and the
  * format hash): a stream holds no parameters, a load needs a model made
- * from the same ones.
+ * from the same ones.  The rows of the parameter table that the version
+ * fingerprints, in the table's order (ncq-params.h).
  */
 static void ncq_vis_params(NcqVis *v, NcqParams *p)
 {
-    uint32_t i, n;
+    size_t n, i;
+    const NcqParamRow *rows = ncq_param_rows(&n);
 
-    ncq_vis_str(v, "name", p->name, sizeof(p->name));
-    ncq_vis_str(v, "model", p->model, sizeof(p->model));
-    ncq_vis_str(v, "firmware", p->firmware, sizeof(p->firmware));
-    NCQ_VIS_ENUM(v, "kind", p->kind, NCQ_KIND_SSD);
-    ncq_vis_u64(v, "capacity", &p->capacity);
-    ncq_vis_u32(v, "rpm", &p->rpm, UINT32_MAX);
-    ncq_vis_u32(v, "queue_depth", &p->queue_depth, UINT32_MAX);
-    if (v->version >= 3) {
-        ncq_vis_bool(v, "cdl", &p->cdl);
-    }
-    ncq_vis_u64(v, "bus_bytes_per_s", &p->bus_bytes_per_s);
-    ncq_vis_u32(v, "heads", &p->heads, UINT32_MAX);
-    ncq_vis_u32(v, "cylinders", &p->cylinders, UINT32_MAX);
-    n = ncq_vis_count(v, "zones", p->nzones, NCQ_MAX_ZONES);
     for (i = 0; i < n; i++) {
-        ncq_vis_zone(v, &p->zones[i]);
+        if (rows[i].fp && rows[i].fp <= v->version) {
+            ncq_vis_param_row(v, p, &rows[i]);
+        }
     }
-    ncq_vis_u32(v, "spare_per_track", &p->spare_per_track, UINT32_MAX);
-    ncq_vis_u32(v, "track_skew_ppb", &p->track_skew_ppb, UINT32_MAX);
-    ncq_vis_u32(v, "cyl_skew_ppb", &p->cyl_skew_ppb, UINT32_MAX);
-    NCQ_VIS_ENUM(v, "seek_type", p->seek_type, NCQ_SEEK_TABLE);
-    ncq_vis_i64(v, "seek_a_ns", &p->seek_a_ns);
-    ncq_vis_i64(v, "seek_b_ns", &p->seek_b_ns);
-    ncq_vis_i64(v, "seek_c_ns", &p->seek_c_ns);
-    ncq_vis_i64(v, "seek_e_ns", &p->seek_e_ns);
-    ncq_vis_u32(v, "seek_x", &p->seek_x, UINT32_MAX);
-    n = ncq_vis_count(v, "seek_points", p->seek_npoints,
-                      NCQ_MAX_SEEK_POINTS);
-    for (i = 0; i < n; i++) {
-        ncq_vis_u32(v, "dist", &p->seek_points[i].dist, UINT32_MAX);
-        ncq_vis_i64(v, "ns", &p->seek_points[i].ns);
-    }
-    ncq_vis_i64(v, "head_switch_ns", &p->head_switch_ns);
-    ncq_vis_i64(v, "write_settle_ns", &p->write_settle_ns);
-    ncq_vis_i64(v, "seek_jitter_ns", &p->seek_jitter_ns);
-    ncq_vis_i64(v, "seek_plan_settle_ns", &p->seek_plan_settle_ns);
-    ncq_vis_i64(v, "ovh_read_miss_ns", &p->ovh_read_miss_ns);
-    ncq_vis_i64(v, "ovh_read_hit_ns", &p->ovh_read_hit_ns);
-    ncq_vis_i64(v, "ovh_write_ns", &p->ovh_write_ns);
-    ncq_vis_i64(v, "ovh_other_ns", &p->ovh_other_ns);
-    ncq_vis_bool(v, "zero_latency", &p->zero_latency);
-    ncq_vis_u32(v, "cache_segments", &p->cache_segments, UINT32_MAX);
-    ncq_vis_u32(v, "segment_sectors", &p->segment_sectors, UINT32_MAX);
-    ncq_vis_u32(v, "readahead_sectors", &p->readahead_sectors, UINT32_MAX);
-    ncq_vis_u32(v, "min_readahead_sectors", &p->min_readahead_sectors,
-                UINT32_MAX);
-    ncq_vis_u32(v, "write_cache_sectors", &p->write_cache_sectors,
-                UINT32_MAX);
-    ncq_vis_bool(v, "write_cache", &p->write_cache);
-    NCQ_VIS_ENUM(v, "policy", p->policy, NCQ_POLICY__MAX - 1);
-    ncq_vis_u32(v, "aging_weight_milli", &p->aging_weight_milli,
-                UINT32_MAX);
-    ncq_vis_i64(v, "starvation_timeout_ns", &p->starvation_timeout_ns);
-    ncq_vis_i64(v, "prio_timeout_ns", &p->prio_timeout_ns);
-    ncq_vis_bool(v, "honour_prio", &p->honour_prio);
-    ncq_vis_u32(v, "clustering_sectors", &p->clustering_sectors,
-                UINT32_MAX);
-    ncq_vis_u32(v, "sched_window", &p->sched_window, UINT32_MAX);
-    ncq_vis_i64(v, "sched_eval_ns", &p->sched_eval_ns);
-    ncq_vis_bool(v, "plan_ahead", &p->plan_ahead);
-    ncq_vis_u32(v, "channels", &p->channels, UINT32_MAX);
-    ncq_vis_u32(v, "dies_per_channel", &p->dies_per_channel, UINT32_MAX);
-    ncq_vis_u32(v, "page_bytes", &p->page_bytes, UINT32_MAX);
-    ncq_vis_i64(v, "page_read_ns", &p->page_read_ns);
-    ncq_vis_i64(v, "page_program_ns", &p->page_program_ns);
-    ncq_vis_u64(v, "channel_bytes_per_s", &p->channel_bytes_per_s);
-    ncq_vis_u32(v, "write_buffer_bytes", &p->write_buffer_bytes,
-                UINT32_MAX);
-    ncq_vis_i64(v, "ssd_read_cmd_ns", &p->ssd_read_cmd_ns);
-    ncq_vis_i64(v, "ssd_write_cmd_ns", &p->ssd_write_cmd_ns);
-    ncq_vis_params_zones(v, p);
-    ncq_vis_params_firmware(v, p);
 }
 
 /* The parameters' fingerprint as a stream of @version records it. */

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "hw/ide/ncq-params.h"
 
 #define NCQ_MAX_TAGS        32      /* NCQ tags 0..31 */
 #define NCQ_MAX_ZONES       128     /* ibm-ultrastar-18es: 55 + 44 gaps */
@@ -129,121 +130,15 @@ typedef struct NcqSeekPoint {
  * A drive's parameters.  Obtained from ncq_params_builtin(),
  * ncq_params_load_file() or ncq_params_parse(); freed with
  * ncq_params_free().  All times in ns, fractions of a revolution in
- * parts per billion (ppb).
+ * parts per billion (ppb).  The fields are the rows of the parameter
+ * table (include/hw/ide/ncq-params.h), each with its key, unit and
+ * meaning there; add a field as a row, never here (test-param-table and
+ * tests/repo/test_params_table.py fail otherwise).
  */
+#define NCQ_PARAM_FIELD(ctype, field, dim, ...) ctype field dim;
+#define NCQ_PARAM_NO_FIELD(...)
 typedef struct NcqParams {
-    char name[48];            /* short name, e.g. "st3400620as" */
-    char model[41];           /* IDENTIFY model string */
-    char firmware[9];         /* IDENTIFY firmware revision */
-    NcqKind kind;
-    uint64_t capacity;        /* exported sectors of 512 bytes */
-    uint32_t rpm;             /* 0 or 1 for an SSD */
-    uint32_t queue_depth;     /* 1..32 */
-    uint64_t bus_bytes_per_s; /* interface rate, e.g. 300e6 */
-
-    /* IDENTIFY DEVICE data (docs/model.md#identify-and-the-sata-link) */
-    uint32_t ata_major;       /* word 80: newest ATA standard, 4..11 */
-    uint32_t ata_minor;       /* word 81: minor version code, 0 = none */
-    uint32_t sata_gen;        /* SATA link: 1, 2, 3 = 1.5, 3.0, 6.0 Gb/s */
-    uint32_t buffer_sectors;  /* word 21: the buffer, 512-byte sectors */
-
-    /* layout (HDD) */
-    uint32_t heads;
-    uint32_t cylinders;
-    uint32_t nzones;
-    NcqZone zones[NCQ_MAX_ZONES];
-    uint32_t spare_per_track;     /* unmapped sectors at the end of a track */
-    uint32_t track_skew_ppb;      /* head switch skew */
-    uint32_t cyl_skew_ppb;        /* cylinder switch skew */
-
-    /* mechanics (HDD) */
-    NcqSeekType seek_type;
-    int64_t seek_a_ns, seek_b_ns, seek_c_ns, seek_e_ns; /* b, e per unit */
-    uint32_t seek_x;
-    uint32_t seek_npoints;
-    NcqSeekPoint seek_points[NCQ_MAX_SEEK_POINTS];
-    int64_t head_switch_ns;
-    int64_t write_settle_ns;      /* extra settle before writing */
-    /* settle varies uniformly in [0, this], unknown before the seek */
-    int64_t seek_jitter_ns;
-    /* settle the firmware allows for when it plans a seek (SPTF) */
-    int64_t seek_plan_settle_ns;
-    int64_t ovh_read_miss_ns;     /* command overhead, media read */
-    int64_t ovh_read_hit_ns;      /* command overhead, buffer hit */
-    int64_t ovh_write_ns;         /* command overhead, write */
-    int64_t ovh_other_ns;         /* non-media command */
-    bool zero_latency;            /* drive supports zero-latency access */
-
-    /* buffer (HDD) */
-    uint32_t cache_segments;
-    uint32_t segment_sectors;
-    uint32_t readahead_sectors;
-    /* read on after a miss even with commands waiting */
-    uint32_t min_readahead_sectors;
-    uint32_t write_cache_sectors; /* room for dirty data */
-    bool write_cache;             /* default setting */
-
-    /* firmware scheduler */
-    NcqPolicy policy;
-    /* aged-sptf: effective time = positioning - weight/1000 * age */
-    uint32_t aging_weight_milli;
-    int64_t starvation_timeout_ns;
-    int64_t prio_timeout_ns;
-    bool honour_prio;
-    uint32_t clustering_sectors;  /* 0 = off */
-    uint32_t sched_window;        /* oldest candidates evaluated, 0 = all */
-    int64_t sched_eval_ns;        /* firmware time per evaluated candidate */
-    /*
-     * The next command is chosen when the current one is dispatched:
-     * later arrivals wait one more decision.
-     */
-    bool plan_ahead;
-
-    /* SSD back end */
-    uint32_t channels;
-    uint32_t dies_per_channel;
-    uint32_t page_bytes;
-    int64_t page_read_ns;
-    int64_t page_program_ns;
-    uint64_t channel_bytes_per_s;
-    uint32_t write_buffer_bytes;
-    int64_t ssd_read_cmd_ns;      /* controller time per read command */
-    int64_t ssd_write_cmd_ns;     /* controller time per write command */
-
-    /* Command Duration Limits (ACS-5, cdl.c): the drive offers them */
-    bool cdl;
-    /*
-     * How long the firmware retries an unrecoverable sector before it
-     * reports it, when no SCT Error Recovery Control limit is set
-     * (fault.c, docs/faults.md); 0: at once
-     */
-    int64_t recovery_ns;
-
-    /* Host-managed zones (zone.c, docs/smr.md); zone_sectors 0: none */
-    uint64_t zone_sectors;        /* a power of two */
-    uint32_t zone_conv;           /* conventional zones from LBA 0 */
-    uint32_t zone_max_open;       /* open zones at most; 0: no limit */
-    uint32_t zone_opt_open;       /* IDENTIFY log 09h: optimal open */
-    uint32_t zone_opt_nonseq;     /* ... optimal non-sequentially written */
-    bool zone_urswrz;             /* reads past the write pointer allowed */
-    int64_t zone_reset_ns;        /* RESET WRITE POINTER, per zone */
-    int64_t zone_finish_ns;       /* FINISH ZONE, per zone */
-    int64_t zone_open_ns;         /* OPEN and CLOSE ZONE */
-
-    /*
-     * Drive-managed SMR: the persistent media cache in front of the
-     * shingled bands (mcache.c, docs/smr.md); mc_sectors 0: none
-     */
-    uint64_t mc_sectors;          /* the cache's capacity */
-    uint32_t mc_map;              /* extents its map holds at most */
-    uint64_t mc_lba;              /* its tracks: timed as the LBAs there */
-    uint32_t mc_band_sectors;     /* a shingled band */
-    int64_t mc_idle_ns;           /* idle this long before cleaning */
-    int64_t mc_clean_ns;          /* firmware time per band cleaned */
-
-    /* Power management (docs/power-modes.md): spindle start and stop */
-    int64_t spinup_ns;            /* standby to ready */
-    int64_t spindown_ns;          /* ready to spindle stop */
+    NCQ_PARAMS(NCQ_PARAM_FIELD, NCQ_PARAM_NO_FIELD, NCQ_PARAM_FIELD)
 } NcqParams;
 
 /* One command handed to the drive. */
@@ -297,8 +192,9 @@ typedef struct NcqCompletion {
     uint8_t cdl;              /* the CDL index it came with, 0: none */
     uint8_t cdl_outcome;      /* NcqCdlOutcome, with CDL enabled */
     /*
-     * NCQ_CDL_MET_*: the limits it reached (for the drive's CDL
-     * statistics; not in the saved state: a restore mid-command forgets)
+     * NCQ_CDL_MET_*: the limits it reached whose policy the drive
+     * carried out, i.e. not 0h (for the drive's CDL statistics; not in
+     * the saved state: a restore mid-command forgets)
      */
     uint8_t cdl_met;
 } NcqCompletion;
@@ -359,6 +255,16 @@ typedef struct NcqModel NcqModel;
 
 /* ---- parameters ---- */
 NcqParams *ncq_params_builtin(const char *name);
+
+/*
+ * The parameter table (ncq-params.h) as docs/model.md's markdown
+ * (ncq-sim --list-params) or JSON (--list-params=json), and a parsed
+ * model's values as JSON in the file's units with its zones laid out
+ * (ncq-sim --dump-model, read by ncq-fit).
+ */
+void ncq_params_list(FILE *f);
+void ncq_params_list_json(FILE *f);
+void ncq_params_dump_json(FILE *f, const NcqParams *p);
 const char *ncq_params_builtin_names(void);   /* "a, b, c" */
 const char *ncq_params_builtin_text(const char *name);
 int ncq_params_parse(const char *text, const char *name_for_errors,

@@ -2,35 +2,20 @@
 head), the media rate a stream gets in each zone, the seek time of a
 distance, as hw/ide/ncq-model/layout.c and mech.c compute them.  ncq-fit
 uses it for the model it writes; the round-trip tests compare a fitted
-model with the original through it (the same functions for both)."""
+model with the original through it (the same functions for both).
+
+The file is read by the model library itself (`ncq-sim --dump-model`):
+its parser, defaults and zone layout (analytic zones, spares, skews, each
+zone's LBAs), not a second copy of them here."""
 
 import math
-import re
+
+import ncqfit_sim
 
 
-def parse_ncqm(text):
-    """{section: {key: value}}; repeated keys (zone, point) as lists."""
-    out = {}
-    sec = None
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        m = re.match(r"\[(\w+)\]$", line)
-        if m:
-            sec = out.setdefault(m[1], {})
-            continue
-        k, _, v = line.partition("=")
-        k, v = k.strip(), v.strip()
-        if k in ("zone", "point"):
-            sec.setdefault(k, []).append(v)
-        else:
-            sec[k] = v
-    return out
-
-
-def _num(s, default=0.0):
-    return float(s) if s is not None else default
+def dump(model, sim=None):
+    """ncqfit_sim.dump_model(): the model as the library parses it."""
+    return ncqfit_sim.dump_model(model, sim)
 
 
 class Layout:
@@ -38,58 +23,22 @@ class Layout:
     cyl_skew) with skews as fractions of a revolution."""
 
     def __init__(self, model):
-        lay, drive = model["layout"], model["drive"]
-        self.heads = int(lay["heads"])
+        """@model: dump()'s dict; the zones are the library's own."""
+        drive = model["drive"]
+        self.heads = int(model["layout"]["heads"])
         self.rpm = float(drive["rpm"])
         self.rev_ns = 60e9 / self.rpm
         self.capacity = int(drive["capacity"])
-        # the link's rate unless the file gives the drive's own (model.md)
-        gen_rate = {1: 150, 2: 300, 3: 600}
-        self.bus_bps = float(drive.get("bus_mb_s") or gen_rate.get(
-            int(drive.get("sata_gen", 0) or 0), 300)) * 1e6
-        spare = int(lay.get("spare_per_track", 0))
-        ts = _num(lay.get("track_skew"))
-        cs = _num(lay.get("cyl_skew"))
-        zones = []
-        if "zone" in lay:
-            for z in lay["zone"]:
-                w = z.split()
-                first, count, spt = int(w[0]), int(w[1]), int(w[2])
-                opts = dict(o.split("=", 1) for o in w[3:])
-                zts = float(opts["track_skew"]) / spt \
-                    if "track_skew" in opts else ts
-                zcs = float(opts["cyl_skew"]) / spt \
-                    if "cyl_skew" in opts else cs
-                unit, nspare = _spare_unit(opts.get("spares"), spare,
-                                           self.heads)
-                zones.append([first, count, spt, unit, nspare, zts, zcs,
-                              int(opts.get("front", 0))])
-        else:
-            n = int(lay["zones"])
-            outer, inner = int(lay["outer_spt"]), int(lay["inner_spt"])
-            cyls = int(lay["cylinders"])
-            per = cyls // n
-            start = 0
-            for i in range(n):
-                count = cyls - start if i + 1 == n else per
-                spt = outer if n == 1 else \
-                    outer - (outer - inner) * i // (n - 1)
-                zones.append([start, count, spt, 1, spare, ts, cs, 0])
-                start += count
-        lba = 0
+        self.bus_bps = float(drive["bus_mb_s"]) * 1e6
         self.zones = []
-        for first, count, spt, unit, nspare, zts, zcs, front in zones:
-            tracks = count * self.heads
-            unit = unit or tracks
-            full = tracks // unit
-            lbas = full * (unit * spt - nspare) + (tracks - full * unit) * \
-                spt - front
-            self.zones.append(dict(first_cyl=first, cyls=count, spt=spt,
-                                   mapped=spt - nspare if unit == 1 else spt,
-                                   unit_tracks=unit, spares=nspare,
-                                   front=front, lbas=lbas, first_lba=lba,
-                                   track_skew=zts, cyl_skew=zcs))
-            lba += lbas
+        for z in model["layout"]["zone"]:
+            unit = z["spare_tracks"] or z["cyl_count"] * self.heads
+            self.zones.append(dict(
+                first_cyl=z["first_cyl"], cyls=z["cyl_count"], spt=z["spt"],
+                mapped=z["spt"] - z["spares"] if unit == 1 else z["spt"],
+                unit_tracks=unit, spares=z["spares"], front=z["front"],
+                lbas=z["lbas"], first_lba=z["first_lba"],
+                track_skew=z["track_skew"], cyl_skew=z["cyl_skew"]))
         self.seek = SeekCurve(model["seek"])
 
     def zone_of(self, lba):
@@ -148,33 +97,17 @@ class Layout:
         return sk
 
 
-def _spare_unit(spec, spare_per_track, heads):
-    """(tracks per spare unit, spare sectors per unit) of a zone's
-    `spares=N/UNIT` (docs/model.md; 0 tracks: the whole zone)."""
-    if not spec:
-        return 1, spare_per_track
-    n, unit = spec.split("/")
-    if unit == "track":
-        return 1, int(n)
-    if unit == "cyl":
-        return heads, int(n)
-    if unit == "zone":
-        return 0, int(n)
-    return int(unit[:-3]) * heads, int(n)        # "<R>cyl"
-
-
 class SeekCurve:
     def __init__(self, s):
-        self.type = s.get("type", "twopart")
-        self.head_switch_ns = _num(s.get("head_switch_ms")) * 1e6
-        self.jitter_ns = _num(s.get("jitter_ms")) * 1e6
+        self.type = s["type"]
+        self.head_switch_ns = s["head_switch_ms"] * 1e6
+        self.jitter_ns = s["jitter_ms"] * 1e6
         if self.type == "table":
-            pts = [p.split() for p in s["point"]]
-            self.points = [(int(d), float(ms) * 1e6) for d, ms in pts]
+            self.points = [(int(d), ms * 1e6) for d, ms in s["point"]]
         else:
-            self.a, self.b = _num(s["a_ms"]) * 1e6, _num(s["b_ms"]) * 1e6
+            self.a, self.b = s["a_ms"] * 1e6, s["b_ms"] * 1e6
             self.x = int(s["x"])
-            self.c, self.e = _num(s["c_ms"]) * 1e6, _num(s["e_ms"]) * 1e6
+            self.c, self.e = s["c_ms"] * 1e6, s["e_ms"] * 1e6
 
     def time_ns(self, d):
         if d == 0:
@@ -193,6 +126,7 @@ class SeekCurve:
         return t0 + (t1 - t0) * (d - d0) / (d1 - d0)
 
 
-def load(path):
-    with open(path) as f:
-        return Layout(parse_ncqm(f.read()))
+def load(path, sim=None):
+    """The Layout of a model file (or built-in model), parsed by the model
+    library through ncq-sim --dump-model."""
+    return Layout(dump(path, sim))
