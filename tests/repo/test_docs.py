@@ -252,6 +252,9 @@ def test_named_test_functions_exist():
         for path in (ROOT / top).rglob("*.py"):
             defined |= set(re.findall(r"^\s*def (test_\w+)", read(path), re.M))
             defined.add(path.stem)
+    for path in (ROOT / "tests" / "unit").glob("*.c"):
+        defined |= set(re.findall(r"^static \w+ (test_\w+)\(", read(path),
+                                  re.M))
     missing = []
     for doc in DOCS:
         for n, line in enumerate(read(doc).split("\n"), 1):
