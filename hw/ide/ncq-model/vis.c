@@ -236,50 +236,12 @@ bool ncq_vis_when(NcqVis *v, const char *label, bool cond)
     return cond && !v->failed;
 }
 
-/* A NUL-terminated string in a buffer of @cap; loads cut to fit. */
-void ncq_vis_str(NcqVis *v, const char *name, char *s, size_t cap)
-{
-    uint32_t n = strnlen(s, cap - 1);
-    size_t keep;
-
-    ncq_vis_u32(v, name, &n, UINT32_MAX);
-    switch (v->mode) {
-    case NCQ_VIS_SIZE:
-        v->pos += n;
-        break;
-    case NCQ_VIS_SAVE:
-        memcpy(v->buf + v->pos, s, n);
-        v->pos += n;
-        break;
-    case NCQ_VIS_HASH:
-        v->hash = ncq_fnv(v->hash, s, n);
-        break;
-    case NCQ_VIS_SCHEMA:
-        ncq_vis_schema(v, name, 's', 0);
-        break;
-    case NCQ_VIS_LOAD:
-        if (v->failed) {
-            break;
-        }
-        if (v->len - v->pos < n) {
-            ncq_vis_fail(v, "%s: the body ends early", name);
-            break;
-        }
-        keep = n < cap - 1 ? n : cap - 1;
-        memcpy(s, v->in + v->pos, keep);
-        s[keep] = 0;
-        v->pos += n;
-        break;
-    }
-}
-
-
 /*
- * @n raw bytes: saved from @data; on a load, a pointer to them in the
- * stream (NULL if it ends early), which the caller copies.
+ * @n raw bytes of kind @kind in the schema: saved from @data; on a load,
+ * a pointer to them in the stream (NULL if it ends early).
  */
-const uint8_t *ncq_vis_bytes(NcqVis *v, const char *name,
-                             const uint8_t *data, size_t n)
+static const uint8_t *ncq_vis_raw(NcqVis *v, const char *name, char kind,
+                                  const uint8_t *data, size_t n)
 {
     const uint8_t *at;
 
@@ -295,7 +257,7 @@ const uint8_t *ncq_vis_bytes(NcqVis *v, const char *name,
         v->hash = ncq_fnv(v->hash, data, n);
         break;
     case NCQ_VIS_SCHEMA:
-        ncq_vis_schema(v, name, 'r', 0);
+        ncq_vis_schema(v, name, kind, 0);
         break;
     case NCQ_VIS_LOAD:
         if (v->failed) {
@@ -310,4 +272,33 @@ const uint8_t *ncq_vis_bytes(NcqVis *v, const char *name,
         return at;
     }
     return NULL;
+}
+
+/*
+ * A NUL-terminated string in a buffer of @cap: its length, then its
+ * bytes; loads cut to fit.
+ */
+void ncq_vis_str(NcqVis *v, const char *name, char *s, size_t cap)
+{
+    uint32_t n = strnlen(s, cap - 1);
+    const uint8_t *at;
+    size_t keep;
+
+    ncq_vis_u32(v, name, &n, UINT32_MAX);
+    at = ncq_vis_raw(v, name, 's', (const uint8_t *)s, n);
+    if (at) {
+        keep = n < cap - 1 ? n : cap - 1;
+        memcpy(s, at, keep);
+        s[keep] = 0;
+    }
+}
+
+/*
+ * @n raw bytes: saved from @data; on a load, a pointer to them in the
+ * stream (NULL if it ends early), which the caller copies.
+ */
+const uint8_t *ncq_vis_bytes(NcqVis *v, const char *name,
+                             const uint8_t *data, size_t n)
+{
+    return ncq_vis_raw(v, name, 'r', data, n);
 }
