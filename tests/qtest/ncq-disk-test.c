@@ -4484,7 +4484,7 @@ static void add_reset_tests(void)
 }
 
 /* Injected faults, power, TRIM, non-queued commands, QMP */
-static void add_fault_and_other_tests(void)
+static void add_fault_and_sct_tests(void)
 {
     qtest_add_func("/ncq-disk/fault/unc-ncq", test_fault_unc_ncq);
     qtest_add_func("/ncq-disk/fault/write-ncq", test_fault_write_ncq);
@@ -4499,6 +4499,11 @@ static void add_fault_and_other_tests(void)
     qtest_add_func("/ncq-disk/sct/erc-limits-unc", test_sct_erc_limits_unc);
     qtest_add_func("/ncq-disk/power-cut", test_power_cut);
     qtest_add_func("/ncq-disk/trim/hdd-aborts", test_trim_hdd_aborts);
+}
+
+/* Resets, DMA and the host clock; then the rest of the non-queued path. */
+static void add_reset_and_dma_tests(void)
+{
     qtest_add_data_func("/ncq-disk/reset/stops-dma-from-mmio",
                         "ncq-disk,power-loss=off",
                         test_reset_stops_dma_from_mmio);
@@ -4548,6 +4553,11 @@ static void add_fault_and_other_tests(void)
                    test_migrate_tag_not_slot);
     qtest_add_func("/ncq-disk/migrate/keeps-fua-prio-cdl",
                    test_migrate_keeps_fua_prio_cdl);
+}
+
+/* Logs, CDL and host-managed zones. */
+static void add_log_cdl_zac_tests(void)
+{
     qtest_add_data_func("/ncq-disk/log/directories-list-every-log", NULL,
                         test_log_directories);
     qtest_add_data_func("/ncq-disk/log/directories-list-every-log/cdl",
@@ -4855,7 +4865,9 @@ int main(int argc, char **argv)
     add_identify_and_ncq_tests();
     add_error_tests();
     add_reset_tests();
-    add_fault_and_other_tests();
+    add_fault_and_sct_tests();
+    add_reset_and_dma_tests();
+    add_log_cdl_zac_tests();
     add_builtin_model_tests();
     add_pm_tests();
 
