@@ -105,7 +105,9 @@ exec 9>&-
 mkdir -p "$OUTPUT"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
 import io
+import atexit
 import re
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -131,6 +133,10 @@ mount -t cgroup2 none /sys/fs/cgroup
 echo "check-exit $?"
 """
 work = Path(tempfile.mkdtemp(prefix="ncq-blktests-"))
+# The guest's work directory holds its disk image (gigabytes after a
+# suite on a whole-capacity drive): it goes when the run ends, and is
+# kept only when the guest failed, for its console.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
                        memory=memory, smp=int(smp), snapshot=False,
                        timeout_s=int(timeout) * 3 + 600)
@@ -138,6 +144,9 @@ try:
     r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
 except ncqguest.GuestError as e:
     print(f"run-blktests: error: the guest did not finish: {e}", file=sys.stderr)
+    atexit.unregister(shutil.rmtree)
+    print(f"run-blktests: the guest's files are kept in {work}",
+          file=sys.stderr)
     sys.exit(2)
 out = Path(output)
 for name, data in r.files.items():

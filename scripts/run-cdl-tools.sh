@@ -131,8 +131,10 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
     "${SUITE_ARGS[@]}" <<'PY'
+import atexit
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -154,6 +156,10 @@ bash ./cdl-tests.sh {' '.join(shlex.quote(a) for a in suite_args)} \\
 echo "cdl-tests-exit $?"
 """
 work = Path(tempfile.mkdtemp(prefix="ncq-cdl-tools-"))
+# The guest's work directory holds its disk image (gigabytes after a
+# suite on a whole-capacity drive): it goes when the run ends, and is
+# kept only when the guest failed, for its console.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
                        snapshot=False, timeout_s=int(timeout) * 3 + 600,
                        icount_shift=int(shift))
@@ -161,6 +167,9 @@ try:
     r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
 except ncqguest.GuestError as e:
     print(f"run-cdl-tools: error: the guest did not finish: {e}",
+          file=sys.stderr)
+    atexit.unregister(shutil.rmtree)
+    print(f"run-cdl-tools: the guest's files are kept in {work}",
           file=sys.stderr)
     sys.exit(2)
 out = Path(output)

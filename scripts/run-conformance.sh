@@ -75,7 +75,9 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$BRIEF" <<'PY'
+import atexit
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -86,6 +88,10 @@ import ncqguest  # noqa: E402
 
 out = Path(output)
 work = Path(tempfile.mkdtemp(prefix="ncq-conformance-"))
+# The guest's work directory holds its disk image (gigabytes after a
+# suite on a whole-capacity drive): it goes when the run ends, and is
+# kept only when the guest failed, for its console.
+atexit.register(shutil.rmtree, work, ignore_errors=True)
 trace = work / "drive.trace"
 script = (Path(root) / "scripts" / "conformance-guest.sh").read_text()
 guest = ncqguest.Guest(work, device=f"{device},trace={trace}",
@@ -95,6 +101,9 @@ try:
     r = guest.run(ncqguest.Workload(script=script, timeout_s=1800))
 except ncqguest.GuestError as e:
     print(f"run-conformance: error: the guest did not finish: {e}",
+          file=sys.stderr)
+    atexit.unregister(shutil.rmtree)
+    print(f"run-conformance: the guest's files are kept in {work}",
           file=sys.stderr)
     sys.exit(2)
 for name, data in r.files.items():
