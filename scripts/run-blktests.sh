@@ -105,18 +105,16 @@ exec 9>&-
 mkdir -p "$OUTPUT"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
 import io
-import atexit
 import re
-import shutil
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
 root, output, device, disk_size, smp, memory, timeout = sys.argv[1:8]
 tests = sys.argv[8:]
 sys.path.insert(0, str(Path(root) / "guest-tests"))
 import ncqguest  # noqa: E402
+import ncqsuite  # noqa: E402
 
 # blktests prints "block/005 => sda (...)   [passed]" per test, then its
 # indented details (runtime, the reason of a "not run"); a failure also
@@ -132,31 +130,14 @@ mount -t cgroup2 none /sys/fs/cgroup
 ./check -o $RESULTS/blktests {' '.join(tests)}
 echo "check-exit $?"
 """
-work = Path(tempfile.mkdtemp(prefix="ncq-blktests-"))
-# The guest's work directory holds its disk image (gigabytes after a
-# suite on a whole-capacity drive): it goes when the run ends, and is
-# kept only when the guest failed, for its console.
-atexit.register(shutil.rmtree, work, ignore_errors=True)
-guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
-                       memory=memory, smp=int(smp), snapshot=False,
-                       timeout_s=int(timeout) * 3 + 600)
-try:
-    r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
-except ncqguest.GuestError as e:
-    print(f"run-blktests: error: the guest did not finish: {e}", file=sys.stderr)
-    atexit.unregister(shutil.rmtree)
-    print(f"run-blktests: the guest's files are kept in {work}",
-          file=sys.stderr)
-    sys.exit(2)
 out = Path(output)
-for name, data in r.files.items():
-    if name.startswith("blktests/"):
-        dst = out / name[len("blktests/"):]
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes(data)
-(out / "output.txt").write_text(r.output)
-(out / "dmesg.txt").write_text(r.dmesg)
-(out / "console.txt").write_text(r.console)
+r = ncqsuite.run("run-blktests", ncqsuite.workdir("blktests"), out,
+                 ncqguest.Workload(script=script, timeout_s=int(timeout)),
+                 rename=lambda n: n[len("blktests/"):]
+                 if n.startswith("blktests/") else None,
+                 device=device, disk_size=disk_size, memory=memory,
+                 smp=int(smp), snapshot=False,
+                 timeout_s=int(timeout) * 3 + 600)
 counts = {"passed": 0, "failed": 0, "not run": 0}
 lines = r.output.replace("\r", "\n").splitlines()
 started = {m.group(1) for m in map(STARTED.match, lines) if m}

@@ -131,18 +131,16 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
     "${SUITE_ARGS[@]}" <<'PY'
-import atexit
 import re
 import shlex
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 root, output, device, disk_size, timeout, shift = sys.argv[1:7]
 suite_args = sys.argv[7:]
 sys.path.insert(0, str(Path(root) / "guest-tests"))
 import ncqguest  # noqa: E402
+import ncqsuite  # noqa: E402
 
 # "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
 # around PASS and FAIL; a test that passed with a warning, its exit status
@@ -155,30 +153,11 @@ bash ./cdl-tests.sh {' '.join(shlex.quote(a) for a in suite_args)} \\
     --logdir $RESULTS/logs /dev/sda
 echo "cdl-tests-exit $?"
 """
-work = Path(tempfile.mkdtemp(prefix="ncq-cdl-tools-"))
-# The guest's work directory holds its disk image (gigabytes after a
-# suite on a whole-capacity drive): it goes when the run ends, and is
-# kept only when the guest failed, for its console.
-atexit.register(shutil.rmtree, work, ignore_errors=True)
-guest = ncqguest.Guest(work, device=device, disk_size=disk_size,
-                       snapshot=False, timeout_s=int(timeout) * 3 + 600,
-                       icount_shift=int(shift))
-try:
-    r = guest.run(ncqguest.Workload(script=script, timeout_s=int(timeout)))
-except ncqguest.GuestError as e:
-    print(f"run-cdl-tools: error: the guest did not finish: {e}",
-          file=sys.stderr)
-    atexit.unregister(shutil.rmtree)
-    print(f"run-cdl-tools: the guest's files are kept in {work}",
-          file=sys.stderr)
-    sys.exit(2)
 out = Path(output)
-for name, data in r.files.items():
-    dst = out / name
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_bytes(data)
-(out / "output.txt").write_text(r.output)
-(out / "dmesg.txt").write_text(r.dmesg)
+r = ncqsuite.run("run-cdl-tools", ncqsuite.workdir("cdl-tools"), out,
+                 ncqguest.Workload(script=script, timeout_s=int(timeout)),
+                 device=device, disk_size=disk_size, snapshot=False,
+                 timeout_s=int(timeout) * 3 + 600, icount_shift=int(shift))
 counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
 for line in r.output.splitlines():
     m = VERDICT.match(line)

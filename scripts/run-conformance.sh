@@ -75,43 +75,23 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$BRIEF" <<'PY'
-import atexit
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 root, output, device, disk_size, brief = sys.argv[1:6]
 sys.path.insert(0, str(Path(root) / "guest-tests"))
 import ncqguest  # noqa: E402
+import ncqsuite  # noqa: E402
 
 out = Path(output)
-work = Path(tempfile.mkdtemp(prefix="ncq-conformance-"))
-# The guest's work directory holds its disk image (gigabytes after a
-# suite on a whole-capacity drive): it goes when the run ends, and is
-# kept only when the guest failed, for its console.
-atexit.register(shutil.rmtree, work, ignore_errors=True)
+work = ncqsuite.workdir("conformance")
 trace = work / "drive.trace"
 script = (Path(root) / "scripts" / "conformance-guest.sh").read_text()
-guest = ncqguest.Guest(work, device=f"{device},trace={trace}",
-                       disk_size=disk_size, memory="1G", snapshot=False,
-                       timeout_s=3600)
-try:
-    r = guest.run(ncqguest.Workload(script=script, timeout_s=1800))
-except ncqguest.GuestError as e:
-    print(f"run-conformance: error: the guest did not finish: {e}",
-          file=sys.stderr)
-    atexit.unregister(shutil.rmtree)
-    print(f"run-conformance: the guest's files are kept in {work}",
-          file=sys.stderr)
-    sys.exit(2)
-for name, data in r.files.items():
-    (out / name).parent.mkdir(parents=True, exist_ok=True)
-    (out / name).write_bytes(data)
-(out / "output.txt").write_text(r.output)
-(out / "dmesg.txt").write_text(r.dmesg)
-(out / "console.txt").write_text(r.console)
+r = ncqsuite.run("run-conformance", work, out,
+                 ncqguest.Workload(script=script, timeout_s=1800),
+                 device=f"{device},trace={trace}", disk_size=disk_size,
+                 memory="1G", snapshot=False, timeout_s=3600)
 
 release = ncqguest.image_manifest().get("kernel_release", "?")
 print(f"run-conformance: {device} on Linux {release}; each step's output "

@@ -1,0 +1,49 @@
+"""How a suite runner (scripts/run-cdl-tools.sh, run-blktests.sh,
+run-conformance.sh) boots its one guest and keeps what it printed.
+
+The guest runs in a temporary directory that holds its disk image
+(gigabytes after a suite on a whole-capacity drive): the directory goes
+when the runner exits, and is kept, with its path printed, only when the
+guest itself failed (its console log is there).
+"""
+import atexit
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import ncqguest
+
+
+def workdir(tool):
+    """A fresh work directory for @tool's guest, removed at exit."""
+    work = Path(tempfile.mkdtemp(prefix=f"ncq-{tool}-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    return work
+
+
+def run(tool, work, out, workload, rename=lambda name: name, **guest_kw):
+    """Boot ncqguest.Guest(work, **guest_kw), run @workload and save its
+    files (each under out/rename(name); rename returns None to drop one),
+    output.txt, dmesg.txt and console.txt in @out.  A guest that does not
+    finish ends the runner with status 2."""
+    try:
+        r = ncqguest.Guest(work, **guest_kw).run(workload)
+    except ncqguest.GuestError as e:
+        print(f"{tool}: error: the guest did not finish: {e}",
+              file=sys.stderr)
+        atexit.unregister(shutil.rmtree)
+        print(f"{tool}: the guest's files are kept in {work}",
+              file=sys.stderr)
+        sys.exit(2)
+    out = Path(out)
+    for name, data in r.files.items():
+        kept = rename(name)
+        if kept is not None:
+            (out / kept).parent.mkdir(parents=True, exist_ok=True)
+            (out / kept).write_bytes(data)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "output.txt").write_text(r.output)
+    (out / "dmesg.txt").write_text(r.dmesg)
+    (out / "console.txt").write_text(r.console)
+    return r
