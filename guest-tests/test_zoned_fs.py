@@ -1,0 +1,145 @@
+"""Zoned file systems on the host-managed model (docs/smr.md, "Zoned file
+systems in the guest").
+
+One boot of the built-in host-managed model wd-hc620 (52,156 zones of
+256 MiB, the first 524 conventional) on an image of its capacity runs the
+zoned clients Linux has for it, one after the other on the same drive:
+
+- zonefs (mkzonefs from Debian's zonefs-tools; Debian 13's image has it,
+  Debian 12 has no zonefs-tools package): a file per zone, written with
+  direct I/O at its end only; a file's size is its zone's write pointer
+  (read back after a remount); a write not at the end is refused; a
+  truncate to 0 resets the zone.
+- zoned btrfs (btrfs-progs' mkfs.btrfs detects the host-managed drive and
+  makes a zoned file system; Linux 5.12 on): make, mount, write, scrub.
+
+Each client's commands and what they print go to the output; the asserts
+read the numbers.
+"""
+
+import re
+
+import pytest
+
+import ncqguest
+from ncqguest import Workload
+
+ZONE = 524288                   # sectors: 256 MiB
+CONV = 524                      # conventional zones at LBA 0
+ZONES = 52156
+CAPACITY = ZONES * ZONE         # 27,344,764,928 sectors
+SWR0 = CONV * ZONE              # the first sequential-write-required zone
+
+SCRIPT = rf"""
+echo "kernel=$(uname -r)"
+mkdir -p /zfs /bfs
+if command -v mkzonefs >/dev/null; then
+    echo "## zonefs"
+    mkzonefs -f /dev/sda 2>&1 | tail -3
+    echo "mkzonefs=$?"
+    mount -t zonefs /dev/sda /zfs
+    echo "mount=$?"
+    echo "cnv_files=$(ls /zfs/cnv | wc -l) seq_files=$(ls /zfs/seq | wc -l)"
+    echo "seq0_max=$(stat -c %s /zfs/seq/0)"
+    dd if=/dev/urandom of=/zfs/seq/0 bs=1M count=1 oflag=direct \
+        conv=notrunc 2>&1 | grep -v records
+    dd if=/dev/urandom of=/zfs/seq/0 bs=1M count=1 oflag=direct,append \
+        conv=notrunc 2>&1 | grep -v records
+    echo "appended_size=$(stat -c %s /zfs/seq/0)"
+    if dd if=/dev/zero of=/zfs/seq/0 bs=1M count=1 seek=8 oflag=direct \
+            conv=notrunc 2>/tmp/dd.err; then
+        echo "not_at_end=accepted"
+    else
+        echo "not_at_end=failed: $(tail -1 /tmp/dd.err)"
+    fi
+    blkzone report -o {SWR0} -c 1 /dev/sda
+    umount /zfs
+    mount -t zonefs /dev/sda /zfs
+    echo "remount_size=$(stat -c %s /zfs/seq/0)"
+    truncate -s 0 /zfs/seq/0
+    echo "truncated_size=$(stat -c %s /zfs/seq/0)"
+    blkzone report -o {SWR0} -c 1 /dev/sda
+    umount /zfs
+else
+    echo "zonefs=no mkzonefs in this image"
+fi
+echo "## btrfs"
+mkfs.btrfs -f /dev/sda > /tmp/mkfs.txt 2>&1
+echo "mkfs=$?"
+grep -iE "zoned|zone size|incompat" /tmp/mkfs.txt
+mount -t btrfs /dev/sda /bfs
+echo "mount=$?"
+dd if=/dev/urandom of=/bfs/f bs=1M count=64 2>&1 | grep -v records
+sync
+echo "written=$(stat -c %s /bfs/f)"
+btrfs scrub start -B /bfs > /tmp/scrub.txt 2>&1
+echo "scrub=$?"
+grep -iE "error|summary|scrubbed|bytes" /tmp/scrub.txt
+cat /sys/fs/btrfs/*/features/zoned 2>/dev/null | sed 's/^/zoned_feature=/'
+umount /bfs
+echo "swr_written=$(blkzone report -o {SWR0} -c 64 /dev/sda | grep -vc 'wptr 0x000000 ')"
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, qemu_build, guest_image):
+    guest = ncqguest.Guest(tmp_path_factory.mktemp("zonedfs"),
+                           device="ncq-disk,model=wd-hc620",
+                           disk_size=str(CAPACITY * 512), timeout_s=900)
+    res = guest.run(Workload(script=SCRIPT, timeout_s=600))
+    print(res.output)
+    print("\n".join(line for line in res.dmesg.splitlines()
+                    if re.search(r"zonefs|BTRFS|ata\d|I/O error", line)))
+    assert res.status == 0, f"workload failed:\n{res.output}"
+    return res
+
+
+def _values(output):
+    v = {}
+    for line in output.splitlines():
+        for m in re.finditer(r"\b([a-z_0-9]+)=(\S.*?)(?= [a-z_0-9]+=|$)",
+                             line):
+            v.setdefault(m.group(1), m.group(2))
+    return v
+
+
+def test_zonefs_a_file_per_zone_size_is_write_pointer(run):
+    v = _values(run.output)
+    if "zonefs" in v:
+        pytest.skip(f"kernel {v['kernel']}: {v['zonefs']} (Debian 12 has "
+                    "no zonefs-tools package; scripts/run-zonefs-tests.sh "
+                    "builds mkzonefs from a checkout)")
+    assert v["mkzonefs"] == "0" and v["mount"] == "0", run.output
+    # the first conventional zone holds the superblock; the other 523 are
+    # files in cnv/, every sequential zone one in seq/
+    assert int(v["cnv_files"]) == CONV - 1
+    assert int(v["seq_files"]) == ZONES - CONV
+    assert int(v["appended_size"]) == 2 << 20
+    # zonefs fails a write not at the file's end itself (EINVAL)
+    assert v["not_at_end"].startswith("failed"), v["not_at_end"]
+    # the zone's write pointer is the file's size: 2 MiB = 0x1000 sectors
+    assert re.search(rf"start: 0x0*{SWR0:x}, len 0x0*{ZONE:x}, "
+                     r"(cap 0x[0-9a-f]+, )?wptr 0x0*1000 reset:0 non-seq:0, "
+                     r"zcond: ?2\(oi\)", run.output), run.output
+    # ... and after a remount the size is read back from the write pointer
+    assert int(v["remount_size"]) == 2 << 20
+    # a truncate to 0 resets the zone: empty again
+    assert int(v["truncated_size"]) == 0
+    assert re.search(rf"start: 0x0*{SWR0:x}, len 0x0*{ZONE:x}, "
+                     r"(cap 0x[0-9a-f]+, )?wptr 0x0* reset:0 non-seq:0, "
+                     r"zcond: ?1\(em\)", run.output), run.output
+
+
+def test_zoned_btrfs_makes_mounts_writes_scrubs(run):
+    v = _values(run.output.split("## btrfs", 1)[1])
+    assert v["mkfs"] == "0", run.output
+    assert v["mount"] == "0", run.output
+    assert int(v["written"]) == 64 << 20
+    assert v["scrub"] == "0", run.output
+    assert re.search(r"Error summary:\s+no errors found", run.output), \
+        run.output
+    assert "zoned: yes" in run.output.lower() or v.get("zoned_feature"), \
+        run.output
+    # its data went to sequential zones, written at their pointers
+    assert int(v["swr_written"]) > 0
+    assert "BTRFS" in run.dmesg and "zoned mode" in run.dmesg, run.dmesg
