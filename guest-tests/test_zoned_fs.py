@@ -1,9 +1,13 @@
 """Zoned file systems on the host-managed model (docs/smr.md, "Zoned file
 systems in the guest").
 
-One boot of the built-in host-managed model wd-hc620 (52,156 zones of
-256 MiB, the first 524 conventional) on an image of its capacity runs the
-zoned clients Linux has for it, one after the other on the same drive:
+One boot of wd-hc620-z64, the built-in host-managed model wd-hc620 cut to
+64 zones (its 256 MiB zones, open-zone limit and mechanics; 2 conventional
+zones where the full drive has 524 of 52,156): on the full drive zoned
+btrfs puts its first 131 GB in the conventional zones and never writes a
+sequential one, and zonefs' 52,156 files cost a mount's worth of REPORT
+ZONES (the full drive's run is in docs/smr.md).  It runs the zoned clients
+Linux has for it, one after the other on the same drive:
 
 - zonefs (mkzonefs from Debian's zonefs-tools; Debian 13's image has it,
   Debian 12 has no zonefs-tools package): a file per zone, written with
@@ -24,11 +28,28 @@ import pytest
 import ncqguest
 from ncqguest import Workload
 
+from pathlib import Path
+
 ZONE = 524288                   # sectors: 256 MiB
-CONV = 524                      # conventional zones at LBA 0
-ZONES = 52156
-CAPACITY = ZONES * ZONE         # 27,344,764,928 sectors
+CONV = 2                        # conventional zones at LBA 0
+ZONES = 64
+CAPACITY = ZONES * ZONE         # 33,554,432 sectors (16 GiB)
 SWR0 = CONV * ZONE              # the first sequential-write-required zone
+MODELS = Path(__file__).resolve().parent.parent / "hw/ide/ncq-model/models"
+
+
+def small_model(path):
+    """wd-hc620.ncqm with its name, capacity and conventional zones
+    changed: every other value (zone size, max_open, mechanics) the
+    built-in model's."""
+    text = (MODELS / "wd-hc620.ncqm").read_text()
+    for key, value in (("name", "wd-hc620-z64"), ("capacity", CAPACITY),
+                       ("conventional", CONV)):
+        text, n = re.subn(rf"^{key}\s*=\s*\S+", f"{key} = {value}", text,
+                          count=1, flags=re.M)
+        assert n == 1, key
+    path.write_text(text)
+    return path
 
 SCRIPT = rf"""
 echo "kernel=$(uname -r)"
@@ -83,10 +104,11 @@ echo "swr_written=$(blkzone report -o {SWR0} -c 64 /dev/sda | grep -vc 'wptr 0x0
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, qemu_build, guest_image):
-    guest = ncqguest.Guest(tmp_path_factory.mktemp("zonedfs"),
-                           device="ncq-disk,model=wd-hc620",
-                           disk_size=str(CAPACITY * 512), timeout_s=900)
-    res = guest.run(Workload(script=SCRIPT, timeout_s=600))
+    work = tmp_path_factory.mktemp("zonedfs")
+    model = small_model(work / "wd-hc620-z64.ncqm")
+    guest = ncqguest.Guest(work, device=f"ncq-disk,model-file={model}",
+                           disk_size=str(CAPACITY * 512), timeout_s=600)
+    res = guest.run(Workload(script=SCRIPT, timeout_s=400))
     print(res.output)
     print("\n".join(line for line in res.dmesg.splitlines()
                     if re.search(r"zonefs|BTRFS|ata\d|I/O error", line)))
@@ -136,10 +158,18 @@ def test_zoned_btrfs_makes_mounts_writes_scrubs(run):
     assert v["mount"] == "0", run.output
     assert int(v["written"]) == 64 << 20
     assert v["scrub"] == "0", run.output
-    assert re.search(r"Error summary:\s+no errors found", run.output), \
-        run.output
-    assert "zoned: yes" in run.output.lower() or v.get("zoned_feature"), \
-        run.output
+    summary = re.search(r"Error summary:\s+(.*)", run.output).group(1)
+    if _values(run.output)["kernel"].startswith("6.1."):
+        # Linux 6.1's scrub compares a superblock's bytenr field (64 KiB)
+        # with where it read it: on a zoned device whose zone 0 is
+        # conventional btrfs keeps it at the zone's start (physical 0), so
+        # 6.1 counts one corrupt superblock on any such drive (null_blk
+        # zoned with zone_nr_conv=4 in the same guest: the same "super=1");
+        # 6.4 on verify it by btrfs_validate_super() and find none
+        assert summary.strip() == "super=1", summary
+    else:
+        assert summary.strip() == "no errors found", summary
+    assert "Zoned device:       yes" in run.output, run.output
     # its data went to sequential zones, written at their pointers
     assert int(v["swr_written"]) > 0
     assert "BTRFS" in run.dmesg and "zoned mode" in run.dmesg, run.dmesg
