@@ -8,7 +8,8 @@
 # its ./check takes: groups (block, scsi, zbd) or tests (block/005); default
 # "block scsi".  The zbd group wants a host-managed drive: --device
 # ncq-disk,model=wd-hc620 (its capacity is then the disk's size; zbd also
-# gets dmsetup, f2fs-tools and the f2fs and dm modules in the image).  The checkout is copied and built (make: its src/ helpers)
+# gets dmsetup, f2fs-tools and the f2fs and dm modules in the image).
+# The checkout is copied and built (make: its src/ helpers)
 # under $NCQ_CACHE/blktests/, added to the guest image at /opt/blktests with
 # what it needs (images/build-image.sh --add, --package), and run there as
 # root with TEST_DEVS=(/dev/sda), the ncq-disk.
