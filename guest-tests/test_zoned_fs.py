@@ -67,7 +67,8 @@ if command -v mkzonefs >/dev/null; then
     dd if=/dev/urandom of=/zfs/seq/0 bs=1M count=1 oflag=direct,append \
         conv=notrunc 2>&1 | grep -v records
     echo "appended_size=$(stat -c %s /zfs/seq/0)"
-    if dd if=/dev/zero of=/zfs/seq/0 bs=1M count=1 seek=8 oflag=direct \
+    # a direct write at offset 0 of the 2 MiB file: not at its end
+    if dd if=/dev/zero of=/zfs/seq/0 bs=1M count=1 oflag=direct \
             conv=notrunc 2>/tmp/dd.err; then
         echo "not_at_end=accepted"
     else
@@ -139,7 +140,7 @@ def test_zonefs_a_file_per_zone_size_is_write_pointer(run):
     assert int(v["seq0_size"]) == 0         # an empty zone: an empty file
     assert int(v["appended_size"]) == 2 << 20
     # zonefs fails a direct write not at the file's end itself (EINVAL)
-    assert v["not_at_end"].startswith("failed") and \
+    assert v["not_at_end"].startswith("failed: dd: error writing") and \
         "Invalid argument" in v["not_at_end"], v["not_at_end"]
     # the zone's write pointer is the file's size: 2 MiB = 0x1000 sectors
     assert re.search(rf"start: 0x0*{SWR0:x}, len 0x0*{ZONE:x}, "
