@@ -9,8 +9,9 @@ Several writes in flight to one zone must reach the drive in order: Linux
 6.10 on does it with zone write plugging in the block layer, whatever the
 scheduler; before it mq-deadline's zone write locking let one write per
 zone go at a time, and `none` had nothing (Linux 6.1: fio's writes of a
-zone go unordered, and the drive refuses those not at the write pointer).
-A drive without zones takes the same job as plain sequential writers.
+zone may reach the drive out of order, and the drive refuses those not at
+the write pointer).  For a host-managed drive whose first sequential zone
+is wd-hc620's (zone 524).
 
 Metric that matters: aggregate MB/s, the write latency (the locking
 serialises a zone's writes), and fio's errors (the `err` it prints).
