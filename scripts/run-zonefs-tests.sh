@@ -122,6 +122,8 @@ exec 9>&-
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 mkdir -p "$OUTPUT"
+# the guest-tests package root (pyproject.toml) for the Python below
+export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" \
     "${SUITE_ARGS[@]}" <<'PY'
 import re
@@ -131,9 +133,8 @@ from pathlib import Path
 
 root, output, device, disk_size, timeout = sys.argv[1:6]
 suite_args = sys.argv[6:]
-sys.path.insert(0, str(Path(root) / "guest-tests"))
-import ncqguest  # noqa: E402
-import ncqsuite  # noqa: E402
+import ncqguest
+import ncqsuite
 
 # "  Test 0010: mkzonefs (options)    ... PASS" (PASS and FAIL in colour)
 VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[[0-9;]*m)?"
