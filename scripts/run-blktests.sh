@@ -129,8 +129,19 @@ exec 9>&-
 mkdir -p "$OUTPUT"
 # the guest-tests package root (pyproject.toml) for the Python below
 export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
+# the tests ./check should report: a group's every test, for the ones it
+# drops without a word (a requires() that fails in the shell itself)
+NCQ_EXPECTED=$(for t in "${TESTS[@]}"; do
+    if [ -d "$CHECKOUT/tests/$t" ]; then
+        (cd "$CHECKOUT/tests" && ls -d "$t"/[0-9][0-9][0-9])
+    else
+        echo "$t"
+    fi
+done | tr '\n' ' ')
+export NCQ_EXPECTED
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
 import io
+import os
 import re
 import sys
 import tarfile
@@ -186,6 +197,13 @@ for name in sorted(started - seen):
     counts["failed"] += 1
     print(f"{name} [no verdict: the test stopped; see {out}/*/{name}.out "
           "and .full]")
+# A test ./check never named: it dropped it before its first line (e.g.
+# a requires() whose shell arithmetic failed); not run, said so
+for name in os.environ.get("NCQ_EXPECTED", "").split():
+    if name not in started | seen:
+        counts["not run"] += 1
+        print(f"{name} [not run: ./check printed nothing for it; see "
+              f"{out}/output.txt]")
 total = sum(counts.values())
 print(f"blktests: {counts['passed']} passed, {counts['failed']} failed, "
       f"{counts['not run']} not run (results in {out})")
