@@ -113,10 +113,11 @@ if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
     NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 fi
 # the suite's tests use fio (in the image), blkzone (util-linux), mkfs.f2fs
-# (f2fs-tools, with the f2fs module: one test mounts an f2fs) and dmsetup
+# (f2fs-tools, with the f2fs module and crc32_generic, which f2fs asks the
+# crypto API for) and dmsetup
 NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian "$DEBIAN" \
     --add "$WORK/bin:/opt/zonefs/bin" --add "$WORK/tree/tests:/opt/zonefs-tests" \
-    --package f2fs-tools --package dmsetup --module f2fs | tail -1) \
+    --package f2fs-tools --package dmsetup --module f2fs --module crc32_generic | tail -1) \
     || die "guest image build failed"
 exec 9>&-
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
