@@ -21,6 +21,8 @@
 #   --disk-size SIZE          the drive's capacity (default: the model's, from
 #                             its model file; a zoned drive needs exactly it)
 #   --short                   the suite's -s: leave out its long tests
+#   --memory SIZE             guest RAM (default 1G; test 0330's fio wants 4G:
+#                             8 zone-sized buffers)
 #   --timeout S               the whole run's bound in guest seconds (default 7200)
 #   --output DIR              where the suite's logs go (default ./zonefs-tests-results)
 #   -h, --help                this text
@@ -35,18 +37,18 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-zonefs-tests: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEBIAN=trixie DEVICE=ncq-disk,model=wd-hc620 DISK_SIZE= TIMEOUT=7200
+DEBIAN=trixie DEVICE=ncq-disk,model=wd-hc620 DISK_SIZE= TIMEOUT=7200 MEMORY=1G
 OUTPUT=$PWD/zonefs-tests-results
 SUITE_ARGS=()
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --debian | --device | --disk-size | --timeout | --output)
+        --debian | --device | --disk-size | --timeout | --output | --memory)
             [ $# -ge 2 ] || die "$1 needs a value (--help)"
             case "$1" in
                 --debian) DEBIAN=$2 ;; --device) DEVICE=$2 ;;
                 --disk-size) DISK_SIZE=$2 ;; --timeout) TIMEOUT=$2 ;;
-                --output) OUTPUT=$2 ;;
+                --output) OUTPUT=$2 ;; --memory) MEMORY=$2 ;;
             esac
             shift 2 ;;
         --short) SUITE_ARGS+=(-s); shift ;;
@@ -125,15 +127,15 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 # the guest-tests package root (pyproject.toml) for the Python below
 export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
-exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" \
+exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$MEMORY" \
     "${SUITE_ARGS[@]}" <<'PY'
 import re
 import shlex
 import sys
 from pathlib import Path
 
-root, output, device, disk_size, timeout = sys.argv[1:6]
-suite_args = sys.argv[6:]
+root, output, device, disk_size, timeout, memory = sys.argv[1:7]
+suite_args = sys.argv[7:]
 import ncqguest
 import ncqsuite
 
@@ -142,6 +144,9 @@ VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[[0-9;]*m)?"
                      r"(PASS|FAIL|skip)")
 script = f"""
 export PATH=/opt/zonefs/bin:$PATH
+# test 0401 runs 'sudo fallocate': the guest runs everything as root, and
+# has no sudo (its PAM set-up does not run in the image)
+printf '#!/bin/sh\nexec "$@"\n' >/opt/zonefs/bin/sudo && chmod 755 /opt/zonefs/bin/sudo
 # what systemd would have mounted: configfs (null_blk's devices)
 modprobe configfs && mount -t configfs none /sys/kernel/config
 cd /opt/zonefs-tests
@@ -153,7 +158,7 @@ out = Path(output)
 r = ncqsuite.run("run-zonefs-tests", ncqsuite.workdir("zonefs-tests"), out,
                  ncqguest.Workload(script=script, timeout_s=int(timeout)),
                  device=device, disk_size=disk_size, snapshot=False,
-                 memory="1G", timeout_s=int(timeout) * 3 + 600)
+                 memory=memory, timeout_s=int(timeout) * 3 + 600)
 counts = {"PASS": 0, "FAIL": 0, "skip": 0}
 logs = {name: data.decode(errors="replace") for name, data in r.files.items()}
 for line in r.output.splitlines():
