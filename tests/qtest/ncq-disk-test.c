@@ -4541,7 +4541,7 @@ static void test_zac_queued_advertised(void)
  */
 static void test_zac_queued(void)
 {
-    uint8_t port, buf[512], data[4096];
+    uint8_t port, buf[512], data[4096], *big;
     AHCIQState *ahci = zac_boot(&port);
     const uint64_t z1 = ZAC_SWR0, z2 = ZAC_SWR0 + ZAC_ZONE;
     uint64_t wp;
@@ -4559,6 +4559,12 @@ static void test_zac_queued(void)
     /* not partial: every zone from there, option 00h */
     g_assert_cmphex(zac_ncq_report(ahci, port, z1, 0, 1, buf), ==, 0);
     g_assert_cmphex(ldl_le_p(buf), ==, 64 * (ZAC_ZONES - ZAC_CONV));
+    /* the buffer Linux's sd_zbc asks for on AHCI: 168 pages of 4 KiB */
+    big = g_malloc(1344 * 512);
+    g_assert_cmphex(zac_ncq_report(ahci, port, 0, 0, 1344, big), ==, 0);
+    g_assert_cmphex(ldl_le_p(big), ==, 64 * ZAC_ZONES);
+    g_assert_cmphex(ldq_le_p(big + 64 * 1343 + 16), ==, 1342 * ZAC_ZONE);
+    g_free(big);
 
     g_assert_cmphex(zac_ncq_out(ahci, port, 0x03, z1, false), ==, 0);
     g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x3);
