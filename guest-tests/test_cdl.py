@@ -36,8 +36,11 @@ SHORT_MS = 20           # descriptors 2 (abort) and 3 (unavailable)
 # (cdl-hint --read's default stride from sector 0: 1000000, 2000000...)
 ABORT_LBA = 1500000
 UNAVAIL_LBA = 2500000
-FAULTS = (f"slow@{ABORT_LBA}+8:delay=200ms;"
-          f"slow@{UNAVAIL_LBA}+8:delay=200ms")
+# the same with NCQ off (queue depth 1): READ DMA EXT, descriptors 4 and 5
+NQ_ABORT_LBA = 3500000
+NQ_UNAVAIL_LBA = 4500000
+FAULTS = ";".join(f"slow@{lba}+8:delay=200ms" for lba in
+                  (ABORT_LBA, UNAVAIL_LBA, NQ_ABORT_LBA, NQ_UNAVAIL_LBA))
 ETIME = 62              # what the block layer returns for a CDL miss
 CDL_MODEL = "seagate-exos-x18"      # the shipped model that declares CDL
 
@@ -62,6 +65,14 @@ def _desc(total_us=0, policy=0):
     return bytes(b)
 
 
+def _active_desc(active_us, policy):
+    """A descriptor with a max active time (policy in bits 7:4)."""
+    b = bytearray(32)
+    struct.pack_into("<I", b, 0, policy << 4)
+    struct.pack_into("<I", b, 4, active_us)
+    return bytes(b)
+
+
 def _page(read_descs):
     b = bytearray(512)
     for i, d in enumerate(read_descs):
@@ -71,7 +82,9 @@ def _page(read_descs):
 
 GOOD = _page([_desc(LIMITED_MS * 1000, 0x0),
               _desc(SHORT_MS * 1000, 0xF),
-              _desc(SHORT_MS * 1000, 0xD)])
+              _desc(SHORT_MS * 1000, 0xD),
+              _active_desc(SHORT_MS * 1000, 0xF),
+              _active_desc(SHORT_MS * 1000, 0xD)])
 BAD = bytearray(GOOD)
 BAD[64 + 32 * 3 + 24] = 1           # descriptor 4: a reserved byte set
 
@@ -120,6 +133,11 @@ done
 dmesg -c > /dev/null
 cdl-hint 2 --read $D 1 1 ABORT_LBA; dmesg -c > /results/abort.dmesg
 cdl-hint 3 --read $D 1 1 UNAVAIL_LBA; dmesg -c > /results/unavail.dmesg
+# NCQ off: READ DMA EXT with the index in FEATURE; libata asks for the
+# sense with REQUEST SENSE DATA EXT
+echo 1 > $S/queue_depth; echo "queue_depth_1 $(cat $S/queue_depth)"
+cdl-hint 4 --read $D 1 1 NQ_ABORT_LBA; dmesg -c > /results/nq_abort.dmesg
+cdl-hint 5 --read $D 1 1 NQ_UNAVAIL_LBA; dmesg -c > /results/nq_unavail.dmesg
 echo done
 """
 
@@ -128,6 +146,8 @@ def _script():
     s = SCRIPT.replace("WRITE_LOG", WRITE_LOG.format(ll="18", pp="00"))
     s = s.replace("READ_LOG_18", READ_LOG.format(ll="18", pp="00"))
     s = s.replace("READ_LOG_30_4", READ_LOG.format(ll="30", pp="04"))
+    s = s.replace("NQ_ABORT_LBA", str(NQ_ABORT_LBA))
+    s = s.replace("NQ_UNAVAIL_LBA", str(NQ_UNAVAIL_LBA))
     s = s.replace("ABORT_LBA", str(ABORT_LBA))
     return s.replace("UNAVAIL_LBA", str(UNAVAIL_LBA))
 
@@ -266,6 +286,26 @@ def test_unavailable_policy(run):
                      f"{1 << rec['tag']:x}\n", res.qemu_stderr)
 
 
+
+def test_non_queued_policies(run):
+    """NCQ off (queue depth 1, cdl-tools' group 05): READ DMA EXT with the
+    index in FEATURE, max active time 20 ms.  Abort (Fh) ends it with
+    ERR and status bit 1, complete-unavailable (Dh) with bit 1 alone;
+    libata reads the sense with REQUEST SENSE DATA EXT (DEVICE A0h, no
+    LBA bit) and both reads fail with ETIME.  Before the drive answered
+    in the LBA field whatever the LBA bit, the Fh read failed with EIO
+    (sense NOT READY D6h/30h, dmesg) and the Dh read succeeded."""
+    res, steps = run
+    assert steps["queue_depth_1"] == "1"
+    reads = _reads(res.output)
+    assert [err for _, err in reads[2:4]] == [ETIME, ETIME], reads
+    for lba, outcome in ((NQ_ABORT_LBA, "abort-active"),
+                         (NQ_UNAVAIL_LBA, "unavailable")):
+        rec, = [r for r in res.trace if r["lba"] == lba]
+        assert rec["cdl_outcome"] == outcome
+        assert rec["complete_ns"] - rec["arrival_ns"] <= SHORT_MS * 10**6
+    for f in ("nq_abort.dmesg", "nq_unavail.dmesg"):
+        assert b"Not Ready" not in res.files[f], res.files[f]
 
 # cdl=on on a model without CDL, cdl=off on the one with it: sda is
 # st3400620as with cdl=on, sdb seagate-exos-x18 with cdl=off.

@@ -3529,15 +3529,15 @@ static void test_migrate_keeps_fua_prio_cdl(void)
 
 /*
  * A non-queued command libqos may not know: a command of @base's
- * protocol and direction is patched into @code with these registers.  The
- * PRDT covers @bytes at @gbuf.  Waits (stepping the virtual clock) until
- * it ends; returns the error register (0: no error), *@status the status
- * the drive ended with.
+ * protocol and direction is patched into @code with these registers
+ * (DEVICE @device).  The PRDT covers @bytes at @gbuf.  Waits (stepping
+ * the virtual clock) until it ends; returns the error register (0: no
+ * error), *@status the status the drive ended with.
  */
-static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
-                       uint8_t code, uint16_t feature, uint64_t lba,
-                       uint16_t count, uint64_t gbuf, uint32_t bytes,
-                       uint8_t *status)
+static uint8_t raw_cmd_dev(AHCIQState *ahci, uint8_t port, uint8_t base,
+                           uint8_t code, uint16_t feature, uint8_t device,
+                           uint64_t lba, uint16_t count, uint64_t gbuf,
+                           uint32_t bytes, uint8_t *status)
 {
     QTestState *qts = ahci->parent->qts;
     AHCICommand *cmd = ahci_command_create(base);
@@ -3560,7 +3560,7 @@ static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
         qtest_writeb(qts, fis + offsetof(RegH2DFIS, lba_hi) + i,
                      lba >> (24 + 8 * i));
     }
-    qtest_writeb(qts, fis + offsetof(RegH2DFIS, device), 0x40);
+    qtest_writeb(qts, fis + offsetof(RegH2DFIS, device), device);
     qtest_writew(qts, fis + offsetof(RegH2DFIS, count), cpu_to_le16(count));
     ahci_command_issue_async(ahci, cmd);
     for (i = 0; i < 100000; i++) {
@@ -3587,6 +3587,16 @@ static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
     g_assert_cmpint(i, <, 100000);
     ahci_command_free(cmd);
     return err;
+}
+
+/* raw_cmd_dev() with DEVICE 40h (the LBA bit) */
+static uint8_t raw_cmd(AHCIQState *ahci, uint8_t port, uint8_t base,
+                       uint8_t code, uint16_t feature, uint64_t lba,
+                       uint16_t count, uint64_t gbuf, uint32_t bytes,
+                       uint8_t *status)
+{
+    return raw_cmd_dev(ahci, port, base, code, feature, 0x40, lba, count,
+                       gbuf, bytes, status);
 }
 
 /*
@@ -3870,6 +3880,19 @@ static uint32_t sense_lba(AHCIQState *ahci, uint8_t port)
     return fis[4] | (fis[5] << 8) | (fis[6] << 16);
 }
 
+/*
+ * REQUEST SENSE DATA EXT as libata's ata_eh_request_sense() sends it:
+ * DEVICE A0h (ata_tf_init(): no LBA bit), LBA 0.  Its answer is in the
+ * LBA field all the same (sense_lba()).
+ */
+#define ATA_REQ_SENSE_EXT   0x0b
+
+static uint8_t request_sense(AHCIQState *ahci, uint8_t port, uint8_t *status)
+{
+    return raw_cmd_dev(ahci, port, CMD_FLUSH_CACHE, ATA_REQ_SENSE_EXT, 0,
+                       0xa0, 0, 0, 0, 0, status);
+}
+
 /* The status of the last D2H Register FIS, where libata reads it */
 static uint8_t d2h_status(AHCIQState *ahci, uint8_t port)
 {
@@ -3922,13 +3945,11 @@ static void test_cdl_non_queued(void)
                             1, lba, 8, gbuf, sizeof(data), &status), ==,
                     ATA_ERR_ABRT);
     g_assert_cmphex(status & 0x03, ==, 0x03);
-    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
-                            0, &status), ==, 0);
+    g_assert_cmphex(request_sense(ahci, port, &status), ==, 0);
     g_assert_cmphex(status & 0x02, ==, 0x02);
     g_assert_cmphex(sense_lba(ahci, port), ==, 0x0b2e02);
     /* read once: the next REQUEST SENSE DATA EXT has none */
-    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
-                            0, &status), ==, 0);
+    g_assert_cmphex(request_sense(ahci, port, &status), ==, 0);
     g_assert_cmphex(status & 0x02, ==, 0);
 
     qtest_memset(qts, gbuf, 0, sizeof(data));
@@ -3939,8 +3960,7 @@ static void test_cdl_non_queued(void)
     g_assert_cmphex(d2h_status(ahci, port) & 0x03, ==, 0x02);
     qtest_memread(qts, gbuf, data, sizeof(data));
     g_assert_cmpmem(data, sizeof(data), want, sizeof(want));
-    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x0b, 0, 0, 0, 0,
-                            0, &status), ==, 0);
+    g_assert_cmphex(request_sense(ahci, port, &status), ==, 0);
     g_assert_cmphex(sense_lba(ahci, port), ==, 0x0f550a);
 
     g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
@@ -4048,7 +4068,6 @@ static void test_cdl_statistics(void)
 #define ZAC_SWR0            (ZAC_CONV * ZAC_ZONE)   /* first SWR zone */
 #define ATA_ZAC_MGMT_IN     0x4a
 #define ATA_ZAC_MGMT_OUT    0x9f
-#define ATA_REQ_SENSE_EXT   0x0b
 
 /* REPORT ZONES EXT of @pages pages with @options into @buf */
 static uint8_t zac_report(AHCIQState *ahci, uint8_t port, uint64_t lba,
@@ -4083,8 +4102,7 @@ static uint32_t zac_sense(AHCIQState *ahci, uint8_t port)
 {
     uint8_t status;
 
-    g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, ATA_REQ_SENSE_EXT,
-                            0, 0, 0, 0, 0, &status), ==, 0);
+    g_assert_cmphex(request_sense(ahci, port, &status), ==, 0);
     return status & 0x02 ? sense_lba(ahci, port) : 0;
 }
 

@@ -402,10 +402,16 @@ uint8_t ncq_disk_cdl_held(NcqDisk *d, IDEState *s)
 /*
  * REQUEST SENSE DATA EXT (0Bh, ACS-4 7.37): the sense key in LBA bits
  * 19:16, ASC in 15:8, ASCQ in 7:0, status bit 1 set; none pending: all
- * zero.  Reading it clears it.
+ * zero.  Reading it clears it.  The LBA field is the command's normal
+ * output whatever the DEVICE register's LBA bit says: libata sends the
+ * command with DEVICE A0h (ata_tf_init(), no LBA bit), and
+ * ide_set_sector() would turn the sense into a cylinder, head and sector
+ * then (the key in the head bits, 0Fh/55h/0Ah read back as 03h/E4h/18h).
  */
 bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
 {
+    uint8_t sense[3] = { 0 };
+
     if (!d->cdl.on && !ncq_disk_zoned(d)) {
         d->count.guest_errors++;
         ide_abort_command(s);
@@ -414,13 +420,14 @@ bool ncq_disk_cdl_request_sense(NcqDisk *d, IDEState *s)
     s->lba48 = 1;
     s->status = READY_STAT | SEEK_STAT;
     if (d->cdl.nq_sense_valid) {
-        ide_set_sector(s, (uint64_t)(d->cdl.nq_sense[0] & 0xf) << 16 |
-                       d->cdl.nq_sense[1] << 8 | d->cdl.nq_sense[2]);
+        memcpy(sense, d->cdl.nq_sense, sizeof(sense));
         s->status |= SENSE_AVAIL_STAT;
         d->cdl.nq_sense_valid = false;
-    } else {
-        ide_set_sector(s, 0);
     }
+    s->hcyl = sense[0] & 0xf;           /* LBA 23:16, key in 19:16 */
+    s->lcyl = sense[1];                 /* LBA 15:8 */
+    s->sector = sense[2];               /* LBA 7:0 */
+    s->hob_sector = s->hob_lcyl = s->hob_hcyl = 0;     /* LBA 47:24 */
     return true;
 }
 
