@@ -102,6 +102,16 @@ def image_dir():
     return _built_dir("NCQ_IMAGE_DIR", "images/build-image.sh")
 
 
+def firmware_path():
+    """The qboot.rom the guest boots with (-bios qboot.rom: QEMU finds it
+    in the host's firmware directories, scripts/build-qemu.sh links them
+    into the build), or None."""
+    for d in ("/usr/share/qemu", "/usr/share/seabios"):
+        if (Path(d) / "qboot.rom").exists():
+            return Path(d) / "qboot.rom"
+    return None
+
+
 def image_manifest(image=None):
     """The 'key value' lines of an image's manifest.txt (images/build-
     image.sh) as a dict, first value of a key kept ({} without one)."""
@@ -391,10 +401,9 @@ class Guest:
     def _key_files(self):
         files = {"qemu": self.qemu, "vmlinuz": self.image / "vmlinuz",
                  "initrd": self.image / "initrd.img"}
-        for d in ("/usr/share/qemu", "/usr/share/seabios"):
-            if (Path(d) / "qboot.rom").exists():
-                files["qboot.rom"] = Path(d) / "qboot.rom"
-                break
+        fw = firmware_path()
+        if fw is not None:
+            files["qboot.rom"] = fw
         return files
 
     def snapshot_entry(self):

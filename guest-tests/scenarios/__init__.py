@@ -241,11 +241,15 @@ def dump(result, path):
 REPO = Path(__file__).resolve().parent.parent.parent
 
 # What makes a scenario's figures, by kind (inputs() digests each).  The
-# device: the pinned QEMU (build-qemu.sh names it), the patch series, the
-# device's and the model library's sources; the harness: the modules every
-# scenario runs through (the scenario's own module is added per scenario).
-DEVICE_INPUTS = ("scripts/build-qemu.sh", "patches/qemu", "hw/ide",
-                 "include/hw/ide", "qapi")
+# device: the pinned QEMU (scripts/qemu.pin names it, fetch-qemu.sh
+# unpacks it with patches/debian), the patch series, the device set
+# (configs/devices), the device's and the model library's sources; the
+# harness: the modules every scenario runs through (the scenario's own
+# module is added per scenario); the firmware: the qboot.rom QEMU boots
+# the guest with, a host file (Debian's qemu-system-data).
+DEVICE_INPUTS = ("scripts/build-qemu.sh", "scripts/qemu.pin",
+                 "scripts/fetch-qemu.sh", "patches", "configs/devices",
+                 "hw/ide", "include/hw/ide", "qapi")
 MODEL_INPUTS = ("hw/ide/ncq-model/models",)
 HARNESS_INPUTS = ("guest-tests/ncqguest.py", "guest-tests/ncqqemu.py",
                   "guest-tests/ncqsnapshot.py",
@@ -290,14 +294,24 @@ def inputs(module):
     """What made this scenario's figures, as short digests: the guest
     image (its directory, which images/build-image.sh names by a digest of
     everything that goes in it), the device, the model files and the
-    harness.  A committed report records them; guest-tests/
+    harness and the firmware.  A committed report records them; guest-tests/
     test_report_inputs.py fails when the current ones differ."""
     return {
         "image": ncqguest.image_dir().name,
         "device": _digest(DEVICE_INPUTS, leave_out=MODEL_INPUTS),
         "models": _digest(MODEL_INPUTS),
         "harness": _digest(HARNESS_INPUTS + tuple(scenario_files(module))),
+        "firmware": firmware_digest(),
     }
+
+
+def firmware_digest():
+    """Short digest of the guest's firmware (qboot.rom, the file the
+    snapshot key names too), or "none" without one."""
+    path = ncqguest.firmware_path()
+    if path is None:
+        return "none"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 REPORT_DIR = REPO / "docs" / "report"
 # Where the scenario tests leave each fresh result (sN.json), to look at
 # when it no longer matches the committed report.

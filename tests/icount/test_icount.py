@@ -1,10 +1,11 @@
 """QEMU's -icount sleep=off: guest-visible virtual time independent of the host.
 
-The two patches of patches/qemu/1-icount/ make the virtual clock under
+The patches of patches/qemu/1-icount/ make the virtual clock under
 ``-icount shift=N,sleep=off`` independent of when QEMU's main loop happens
-to wake up.  These tests show it with plain QEMU: no kernel, no disk, no
-ncq-disk; a 64 KiB firmware (fw.S beside this file, assembled here with
-binutils) prints the TSC, which under -icount is QEMU_CLOCK_VIRTUAL, on
+to wake up, and what the guest reads independent of the host's speed.
+These tests show it with plain QEMU: no kernel, no disk, no ncq-disk; a
+64 KiB firmware (fw.S beside this file, tlb.S for the case tlb, assembled
+here with binutils) prints the TSC, which under -icount is QEMU_CLOCK_VIRTUAL, on
 the debug console.  The main loop's wake-ups come from the RTC, whose
 periodic timer runs on the host's clock (``-rtc clock=rt``, 8192 Hz, its
 interrupt masked): at moments that have nothing to do with the guest's.
@@ -16,6 +17,12 @@ Every run of a case must print the same bytes.
   and the vCPU thread's icount_process_data() warped the clock from a
   value that lacked those instructions: the interrupt came late by the
   instructions not yet counted (up to 32 us).
+- tlb, for 0003 "accel/tcg: under icount, do not size the TLB by the
+  host's clock": tlb.S (paging on) reads, at each of up to 65,536 CR3
+  writes, a page whose PTE it changed without invalidating it, after ten
+  reads that evict it only from a 64-entry TLB, and prints when it first
+  saw the new page: when QEMU shrank the TLB from 1,024 entries.  QEMU did
+  that after 100 ms of the host's time: each run printed another number.
 - stop, for 0002 "icount: do not warp the clock while a VM stop is
   pending": the firmware arms the PIT and stops the VM with pvpanic
   (-action panic=pause), the test answers with "cont", and the firmware
@@ -45,22 +52,23 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
-# case: (MODE, ITER, WORK) for fw.S
+# case: (source, MODE, ITER, WORK); MODE, ITER and WORK are for fw.S
 CASES = {
-    "halt": (1, 16384, 2000),
-    "stop": (2, 300, 0),
+    "halt": ("fw.S", 1, 16384, 2000),
+    "stop": ("fw.S", 2, 300, 0),
+    "tlb": ("tlb.S", 0, 0, 0),
 }
 RUNS = 3            # runs per case in the test suite: all must match
 TIMEOUT = 60        # seconds for one QEMU run
 
 
 def build_firmware(case, outdir):
-    mode, iters, work = CASES[case]
+    source, mode, iters, work = CASES[case]
     obj = Path(outdir) / f"fw-{case}.o"
     fw = Path(outdir) / f"fw-{case}.bin"
     subprocess.run(["as", "--32", "--defsym", f"MODE={mode}",
                     "--defsym", f"ITER={iters}", "--defsym", f"WORK={work}",
-                    "-o", str(obj), str(HERE / "fw.S")], check=True)
+                    "-o", str(obj), str(HERE / source)], check=True)
     subprocess.run(["ld", "-m", "elf_i386", "-Ttext=0", "--oformat", "binary",
                     "-o", str(fw), str(obj)], check=True)
     assert fw.stat().st_size == 65536, fw
