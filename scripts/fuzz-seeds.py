@@ -70,6 +70,13 @@ SMART, SMART_READ_LOG, SMART_WRITE_LOG = 0xB0, 0xD5, 0xD6
 SMART_LBA = 0x4F << 8 | 0xC2 << 16
 # SCT command transport (docs/smart.md): logs E0h and E1h
 LOG_SCT_STATUS, LOG_SCT_DATA = 0xE0, 0xE1
+# Host-managed zones (docs/smr.md): ZAC MANAGEMENT IN/OUT, REQUEST SENSE
+# DATA EXT, the queued forms NCQ NON-DATA 63h/07h and RECEIVE FPDMA
+# QUEUED 65h/02h; wd-hc620's first sequential zone
+ZAC_IN, ZAC_OUT, REQ_SENSE_EXT = 0x4A, 0x9F, 0x0B
+NCQ_NON_DATA, RECV_FPDMA = 0x63, 0x65
+ZAC_OPEN, ZAC_CLOSE, ZAC_FINISH, ZAC_RESET = 0x03, 0x01, 0x02, 0x04
+ZAC_Z1 = 524 * 524288
 
 
 def op_write(off, value):
@@ -121,13 +128,13 @@ def port_start():
     ]
 
 
-def h2d(cmd, lba=0, count=0, features=0, device=0x40, icc=0):
-    """Register H2D FIS (SATA 3.x 10.5.6), padded to the 0x80-byte
-    command table header."""
-    fis = struct.pack("<BBBB3BB3BBHBB", 0x27, 0x80, cmd, features & 0xFF,
+def h2d(cmd, lba=0, count=0, features=0, device=0x40, icc=0, aux=0):
+    """Register H2D FIS (SATA 3.x 10.5.6), with the AUXILIARY field of an
+    NCQ command, padded to the 0x80-byte command table header."""
+    fis = struct.pack("<BBBB3BB3BBHBBI", 0x27, 0x80, cmd, features & 0xFF,
                       lba & 0xFF, (lba >> 8) & 0xFF, (lba >> 16) & 0xFF,
                       device, (lba >> 24) & 0xFF, (lba >> 32) & 0xFF,
-                      (lba >> 40) & 0xFF, features >> 8, count, icc, 0)
+                      (lba >> 40) & 0xFF, features >> 8, count, icc, 0, aux)
     return fis + bytes(0x80 - len(fis))
 
 
@@ -138,6 +145,21 @@ def fpdma(write, tag, lba, sectors, fua=False, prio=False):
                count=(tag << 3) | (0x8000 if prio else 0),
                features=sectors & 0xFFFF,
                device=0x40 | (0x80 if fua else 0))
+
+
+def zac_ncq_out(tag, action, lba, all_zones=False):
+    """NCQ NON-DATA, subcommand 07h (ZAC MANAGEMENT OUT): the action in
+    AUXILIARY 7:0, ALL in bit 8 (Linux's ata_scsi_zbc_out_xlat())."""
+    return h2d(NCQ_NON_DATA, lba, count=tag << 3, features=0x07,
+               aux=action | (0x100 if all_zones else 0))
+
+
+def zac_ncq_report(tag, lba, pages=1, options=0x80):
+    """RECEIVE FPDMA QUEUED, subcommand 02h in COUNT 12:8 (ZAC MANAGEMENT
+    IN): the pages in FEATURE, REPORT ZONES (00h) with its options in
+    AUXILIARY 15:8 (Linux's ata_scsi_zbc_in_xlat())."""
+    return h2d(RECV_FPDMA, lba, count=(tag << 3) | (0x02 << 8),
+               features=pages, aux=options << 8)
 
 
 def issue(slot, fis, ncq=True, data=None):
@@ -152,6 +174,19 @@ def issue(slot, fis, ncq=True, data=None):
         ops.append(op_write(PxSACT, 1 << slot))
     return ops + [op_write(PxCI, 1 << slot)]
 
+
+# The zac seeds' completions and zone trace events, as --check-seeds
+# counted them on 2026-11-27 (docs/fuzzing.md), checked by the comment:
+# zac: of its six actions OPEN, CLOSE, FINISH and RESET ALL are done, the
+# RESET of a conventional zone and the OPEN inside a zone refused (each
+# traced); errors: the write off the pointer, the reserved reporting
+# option and those two.  zac-queued: OPEN, the good REPORT ZONES and the
+# RESET complete, the reserved option is the one NCQ error, the read after
+# the error log completes.
+ZAC_EXPECTED = {"O": 6, "W": 1}
+ZAC_QUEUED_EXPECTED = {"O": 3, "W": 1, "R": 1}
+ZAC_EVENTS = {"report": 2, "action": 6, "error": 4}
+ZAC_QUEUED_EVENTS = {"queued": 4, "report": 1, "error": 1}
 
 # What each seed completes, by trace op (docs/trace-schema.md): the reset
 # seed's reads are cancelled, and of its writes only the one that
@@ -170,6 +205,18 @@ EXPECTED = {
     "logs": {"R": 1},
     "sct": {"R": 1},
     "power-modes": {"R": 2, "F": 2},
+    "zac": ZAC_EXPECTED,
+    "zac-queued": ZAC_QUEUED_EXPECTED,
+}
+
+# Seeds for another drive than the campaign's (QEMU_FUZZ_ARGS'): the
+# ncq-disk properties they add and the null-co disk's size in bytes, which
+# a host-managed model needs to be its capacity exactly.  --check-seeds
+# runs them so; a campaign runs every seed on its own drive (the fuzz.sh
+# --ci leg model=wd-hc620 runs these on theirs).
+SEED_DRIVE = {
+    "zac": ("model=wd-hc620", 14000519643136),
+    "zac-queued": ("model=wd-hc620", 14000519643136),
 }
 
 # What each seed must do that the device trace does not record: QEMU trace
@@ -186,9 +233,11 @@ EXPECTED_EVENTS = {
                      "WRITE LOG (DMA) EXT log 0xe0", "READ LOG EXT log 0xe1",
                      "READ LOG EXT log 0xe0"}},
     "power-modes": {"spin-up": 3, "spin-down": 3},
+    "zac": {"zac": ZAC_EVENTS},
+    "zac-queued": {"zac": ZAC_QUEUED_EVENTS},
 }
 TRACE_EVENTS = ("ncq_disk_read_log", "ncq_disk_write_log", "ncq_disk_spin_up",
-                "ncq_disk_spin_down")
+                "ncq_disk_spin_down", "ncq_disk_zac_*")
 
 
 def sct(action, function, *words):
@@ -334,6 +383,51 @@ def seeds():
     ops += issue(2, h2d(IDLE, count=1, device=0), ncq=False)
     ops += op_wait(5000 + 200)
     s["power-modes"] = ops
+
+    # Host-managed zones on wd-hc620 (docs/smr.md), non-queued: sense data
+    # reporting on (SET FEATURES C3h, as Linux does), page 09h and logs
+    # 12h/13h, REPORT ZONES (partial, one page) from inside a zone, OPEN,
+    # a write at the pointer, CLOSE, a write off it (refused, its sense
+    # read by REQUEST SENSE DATA EXT), FINISH, RESET ALL; then what ZAC
+    # refuses: a reserved reporting option, a RESET of a conventional
+    # zone, an OPEN inside a zone.  Slot 0 throughout.
+    ops = port_start()
+    for fis in [
+            h2d(IDENTIFY, device=0),
+            h2d(SET_FEATURES, features=0xC3, count=1, device=0),
+            h2d(READ_LOG_EXT, lba=0x30 | 0x09 << 8, count=1, device=0),
+            h2d(READ_LOG_EXT, lba=0x12, count=1, device=0),
+            h2d(READ_LOG_EXT, lba=0x13, count=1, device=0),
+            h2d(ZAC_IN, lba=ZAC_Z1 - 1000, count=1, features=0x8000),
+            h2d(ZAC_OUT, lba=ZAC_Z1, features=ZAC_OPEN),
+            h2d(WRITE_DMA_EXT, lba=ZAC_Z1, count=8),
+            h2d(ZAC_OUT, lba=ZAC_Z1, features=ZAC_CLOSE),
+            h2d(WRITE_DMA_EXT, lba=ZAC_Z1 + 64, count=8),
+            h2d(REQ_SENSE_EXT, device=0),
+            h2d(ZAC_OUT, lba=ZAC_Z1, features=ZAC_FINISH),
+            h2d(ZAC_OUT, lba=0, features=ZAC_RESET | 0x100),
+            h2d(ZAC_IN, lba=0, count=1, features=0x0800),
+            h2d(ZAC_OUT, lba=0, features=ZAC_RESET),
+            h2d(ZAC_OUT, lba=ZAC_Z1 + 8, features=ZAC_OPEN)]:
+        ops += issue(0, fis, ncq=False) + op_clock(4)
+    s["zac"] = ops
+
+    # The queued forms: NCQ NON-DATA OPEN, RECEIVE FPDMA QUEUED REPORT
+    # ZONES, a WRITE FPDMA QUEUED at the pointer, NCQ NON-DATA RESET of
+    # the zone in flight with it; then a reserved reporting option (an
+    # NCQ error, the sense in log 10h), READ LOG EXT 10h, a queued read.
+    ops = port_start()
+    ops += issue(0, h2d(SET_FEATURES, features=0xC3, count=1, device=0),
+                 ncq=False) + op_clock(4)
+    ops += issue(1, zac_ncq_out(1, ZAC_OPEN, ZAC_Z1)) + op_clock(8)
+    ops += issue(2, zac_ncq_report(2, ZAC_Z1)) + op_clock(8)
+    ops += issue(3, fpdma(True, 3, ZAC_Z1, 8))
+    ops += issue(4, zac_ncq_out(4, ZAC_RESET, ZAC_Z1)) + op_clock(16)
+    ops += issue(5, zac_ncq_report(5, 0, options=0x08)) + op_clock(8)
+    ops += issue(6, h2d(READ_LOG_EXT, lba=0x10, count=1, device=0),
+                 ncq=False) + op_clock(8)
+    ops += issue(7, fpdma(False, 7, 0x1000, 8)) + op_clock(8)
+    s["zac-queued"] = ops
     return s
 
 
@@ -366,7 +460,11 @@ def event_counts(path, want):
     text = path.read_text(errors="replace") if path.exists() else ""
     got = {}
     for key in want:
-        if key == "logs":
+        if key == "zac":
+            got[key] = collections.Counter(
+                re.findall(r"\bncq_disk_zac_(\w+) disk ", text))
+            got[key] = dict(got[key])
+        elif key == "logs":
             got[key] = set(re.findall(r"\bncq_disk_\w+_log disk \S+ "
                                       r"(.+? log 0x[0-9a-f]{2}) ", text))
         else:
@@ -388,8 +486,13 @@ def check(fuzzer, out):
             # the device trace (trace=) and QEMU's trace events of the
             # device (-d trace:..., to -D's file)
             dflag = ",".join(f"trace:{e}" for e in TRACE_EVENTS)
+            args = base
+            if name in SEED_DRIVE:
+                props, size = SEED_DRIVE[name]
+                args = re.sub(r"file\.size=\d+", f"file.size={size}", args)
+                args += "," + props
             env = dict(os.environ, QEMU_FUZZ_ARGS=f"-d {dflag} -D {events} "
-                       f"{base},trace={trace}")
+                       f"{args},trace={trace}")
             # -detect_leaks=0: libFuzzer otherwise runs an input a second
             # time whenever it saw more mallocs than frees, which QEMU's
             # helper threads make depend on host timing (1 run in 40 did).
