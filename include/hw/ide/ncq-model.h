@@ -791,5 +791,11 @@ void ncq_trace_record(FILE *f, const NcqCompletion *c);
  */
 void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
                     const char *why);
+/*
+ * A comment line for a band's cleaning in a drive-managed SMR's media
+ * cache (docs/trace-schema.md): "# clean band=B extents=N start_ns=S
+ * end_ns=E forced=0|1 done=0|1".
+ */
+void ncq_trace_clean(FILE *f, const NcqMcEvent *e);
 
 #endif
