@@ -103,6 +103,8 @@ exec 9>&-
 
 # 3. the run
 mkdir -p "$OUTPUT"
+# the guest-tests package root (pyproject.toml) for the Python below
+export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
 import io
 import re
@@ -112,9 +114,8 @@ from pathlib import Path
 
 root, output, device, disk_size, smp, memory, timeout = sys.argv[1:8]
 tests = sys.argv[8:]
-sys.path.insert(0, str(Path(root) / "guest-tests"))
-import ncqguest  # noqa: E402
-import ncqsuite  # noqa: E402
+import ncqguest
+import ncqsuite
 
 # blktests prints "block/005 => sda (...)   [passed]" per test, then its
 # indented details (runtime, the reason of a "not run"); a failure also

@@ -129,6 +129,8 @@ export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
 mkdir -p "$OUTPUT"
+# the guest-tests package root (pyproject.toml) for the Python below
+export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
     "${SUITE_ARGS[@]}" <<'PY'
 import re
@@ -138,9 +140,8 @@ from pathlib import Path
 
 root, output, device, disk_size, timeout, shift = sys.argv[1:7]
 suite_args = sys.argv[7:]
-sys.path.insert(0, str(Path(root) / "guest-tests"))
-import ncqguest  # noqa: E402
-import ncqsuite  # noqa: E402
+import ncqguest
+import ncqsuite
 
 # "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
 # around PASS and FAIL; a test that passed with a warning, its exit status

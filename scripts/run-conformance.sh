@@ -74,15 +74,16 @@ fi
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 mkdir -p "$OUTPUT"
 
+# the guest-tests package root (pyproject.toml) for the Python below
+export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$BRIEF" <<'PY'
 import re
 import sys
 from pathlib import Path
 
 root, output, device, disk_size, brief = sys.argv[1:6]
-sys.path.insert(0, str(Path(root) / "guest-tests"))
-import ncqguest  # noqa: E402
-import ncqsuite  # noqa: E402
+import ncqguest
+import ncqsuite
 
 out = Path(output)
 work = ncqsuite.workdir("conformance")
