@@ -54,8 +54,6 @@ CLEAN_S = (0.6, 1.6)                # mc_band_clean_s: 1.1 s +- 46 %
 IODEPTH = 4
 MEMBER = {True: "128M", False: "512M"}  # RAID members: smoke, full
 MARKER = 1000001
-# Facts of the host, not of the guest
-VOLATILE = ("workdir",)
 
 
 def variant_text():
@@ -143,6 +141,19 @@ def _device(model_prop, extra=""):
     return f"ncq-disk,{model_prop},write-cache=off{extra}"
 
 
+def _shown(device):
+    """A -device line as the result records it: no host paths (the
+    variant's file by its name, no trace=), so that runs compare."""
+    out = []
+    for p in device.split(","):
+        if p.startswith("trace="):
+            continue
+        if p.startswith("model-file="):
+            p = "model-file=" + Path(p[len("model-file="):]).name
+        out.append(p)
+    return ",".join(out)
+
+
 def _writes(workdir, key, device, capacity, bs, runtime, idle):
     if key == "dm" and runtime > 10:
         # Random 4 KiB writes over the whole disk would allocate a qcow2
@@ -175,7 +186,7 @@ def _writes(workdir, key, device, capacity, bs, runtime, idle):
     before = [x for x in recs if first is None or x["complete_ns"] <= first]
     last = max(x["complete_ns"] for x in recs)
     return key, {
-        "device": device, "bs": bs, "runtime_s": runtime,
+        "device": _shown(device), "bs": bs, "runtime_s": runtime,
         "write_cache": r.lines("wce"),
         "writes": len(recs),
         "t": [round((x["complete_ns"] - t0) / 1e9, 6) for x in recs],
@@ -216,7 +227,7 @@ def _raid(workdir, variant_file, member):
                            f"{res.output[-3000:]}\n{guest.tail()}")
     times = dict(re.findall(r"^rebuild-(md\d) (\d+)$", res.output, re.M))
     dm_cleans = clean_lines(traces[3])
-    out = {"member": member, "devices": devices[1::2],
+    out = {"member": member, "devices": [_shown(d) for d in devices[1::2]],
            "cmr_s": int(times["md0"]) / 1000,
            "dm_s": int(times["md1"]) / 1000,
            "dm_forced": sum(c["forced"] for c in dm_cleans),
@@ -255,8 +266,7 @@ def run(workdir, smoke=None):
             "model": VARIANT if smoke else DM_MODEL,
             "map_extents": SMOKE_MAP if smoke else 250000,
             "cache_sectors": SMOKE_SECTORS if smoke else 52428800,
-            "iodepth": IODEPTH, "runs": runs, "raid": raid,
-            "workdir": str(workdir)}
+            "iodepth": IODEPTH, "runs": runs, "raid": raid}
 
 
 def rate(t, lo, hi):
