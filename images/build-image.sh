@@ -529,6 +529,16 @@ fi
 # (/usr/lib/ncq-fio; /usr/bin/fio starts it), so that the image's other
 # programs keep their release's libraries.  fio's python3 scripts are left out.
 FIO_SUITE=trixie
+# The libraries of the fio engines and options the image's users do not
+# run (Ceph's rbd and rados, GlusterFS, NFS, NBD, RDMA, PMEM, NUMA
+# placement), by soname stem: their packages are left out and each gets a
+# stub library instead (fio_stub_libs below), whose every function says
+# which library is a stub and exits 1.  Debian 13's fio links them all (60
+# libraries with what they need, 58 MB); loading and relocating them cost
+# 0.7 s of guest CPU under TCG at every fio start (docs/build.md).  What
+# the tests and user suites use (libaio, io_uring, psync, sg, cmdprio_hint)
+# needs only libaio, zlib and libc, which stay Debian 13's own.
+FIO_STUBS=(librbd librados libgfapi libnfs libnbd librdmacm libibverbs libpmem libnuma)
 FIO_RESOLVED=()
 if [ $DEFAULT_FIO = 1 ]; then
     need apt-get apt
@@ -542,7 +552,8 @@ if [ $DEFAULT_FIO = 1 ]; then
     FIO_APT_OPTS=("${APT_OPTS[@]}")
     fio_deps=$(apt-cache "${APT_OPTS[@]}" -o APT::Architectures::=amd64 show --no-all-versions fio 2>/dev/null \
         | sed -n 's/^Depends: //p' | head -1 | tr ',' '\n' | sed 's/|.*//; s/(.*//; s/ //g' \
-        | grep -Ev '^(python3|init-system-helpers)$' | grep .) \
+        | grep -Ev '^(python3|init-system-helpers)$' \
+        | grep -Ev "^($(IFS='|'; echo "${FIO_STUBS[*]}"))[0-9]" | grep .) \
         || die "cannot find fio in Debian $FIO_SUITE's lists: delete $APT_DIR/updated and run again"
     fio_ver=$(apt-cache "${APT_OPTS[@]}" policy fio 2>/dev/null | awk '$1 == "Candidate:" {print $2; exit}')
     # shellcheck disable=SC2086 # a word list
@@ -785,6 +796,77 @@ if [ ${#RESOLVED[@]} -gt 0 ]; then
     log "${#RESOLVED[@]} Debian $PKG_SUITE packages unpacked"
 fi
 
+# fio_stub_libs FIO LIBDIR WORKDIR SONAME...: for each SONAME (a library
+# of FIO_STUBS that FIO needs), a stub library in LIBDIR that defines what
+# FIO takes from it: every function FIO imports at one of the versions its
+# .gnu.version_r names for SONAME, and every unversioned one that the real
+# libraries in LIBDIR do not define and whose name begins with the stub's
+# stem (rados_ for librados.so.2).  Each function prints which library is a
+# stub and exits 1, so a job that uses such an engine or option stops with
+# that line.  Deterministic (no paths in the output, stripped).
+fio_stub_libs() {
+    local fio=$1 libdir=$2 work=$3 so sym bind name ver f s p d l e
+    shift 3
+    [ $# -gt 0 ] || return 0
+    declare -A VERFILE=() STUBSYMS=() ISSTUB=()
+    for so in "$@"; do ISSTUB[$so]=1; done
+    while read -r ver f; do VERFILE[$ver]=$f; done < <(readelf -V -W "$fio" \
+        | sed -n 's/.*File: \([^ ]*\).*/F \1/p; s/.*Name: \([^ ]*\).*/N \1/p' \
+        | awk '$1 == "F" {f = $2; next} {print $2, f}')
+    local defined
+    defined=$(for l in "$libdir"/*.so*; do nm -D --defined-only "$l" 2>/dev/null; done \
+        | awk '{print $3}' | sed 's/@.*//' | sort -u)
+    while read -r bind name; do
+        sym=${name%%@*} ver=
+        [ "$sym" = "$name" ] || ver=${name#*@}
+        if [ -n "$ver" ]; then
+            f=${VERFILE[$ver]:-}
+            [ -n "$f" ] || die "fio's $sym wants version $ver, which its .gnu.version_r does not name"
+            [ -n "${ISSTUB[$f]:-}" ] || continue
+        else
+            grep -qxF -- "$sym" <<<"$defined" && continue
+            [ "$bind" = WEAK ] && continue
+            f=
+            for s in "$@"; do
+                p=${s%%.so*}
+                [ "${sym#"${p#lib}"_}" = "$sym" ] || f=$s
+            done
+            [ -n "$f" ] || die "fio needs $sym, which neither its real libraries nor a stub (by name) defines"
+        fi
+        STUBSYMS[$f]+="$sym${ver:+@$ver} "
+    done < <(readelf --dyn-syms -W "$fio" | awk '$7 == "UND" && $8 != "" {print $5, $8}')
+    for so in "$@"; do
+        d=$work/$so
+        mkdir -p "$d"
+        {
+            echo '#include <stdio.h>'
+            echo '#include <stdlib.h>'
+            echo 'static void stub(const char *fn)'
+            echo '{'
+            echo "    fprintf(stderr, \"fio: %s: $so is a stub in this image (images/build-image.sh: FIO_STUBS)\\n\", fn);"
+            echo '    exit(1);'
+            echo '}'
+            for e in ${STUBSYMS[$so]:-}; do
+                echo "void ${e%%@*}(void);"
+                echo "void ${e%%@*}(void) { stub(\"${e%%@*}\"); }"
+            done
+        } >"$d/stub.c"
+        for ver in $(printf '%s\n' "${!VERFILE[@]}" | sort); do
+            [ "${VERFILE[$ver]}" = "$so" ] || continue
+            echo "$ver {"
+            for e in ${STUBSYMS[$so]:-}; do
+                [ "$e" = "${e%%@*}@$ver" ] && echo "    ${e%%@*};"
+            done
+            echo "};"
+        done >"$d/stub.map"
+        l=()
+        [ ! -s "$d/stub.map" ] || l=(-Wl,--version-script=stub.map)
+        (cd "$d" && gcc -shared -fPIC -O2 -s -o "$so" -Wl,-soname,"$so" "${l[@]}" stub.c) \
+            || die "cannot build the stub $so for fio"
+        cp "$d/$so" "$libdir/$so"
+    done
+}
+
 # Debian 13's fio in /usr/lib/ncq-fio with the libraries it links (DT_NEEDED,
 # followed through the unpacked packages) and their dynamic loader
 if [ ${#FIO_RESOLVED[@]} -gt 0 ]; then
@@ -807,18 +889,26 @@ if [ ${#FIO_RESOLVED[@]} -gt 0 ]; then
     }
     todo=("$FROOT/usr/bin/fio")
     declare -A FSEEN=()
+    FSTUBBED=()
+    stub_re="^($(IFS='|'; echo "${FIO_STUBS[*]}"))\\.so"
     while [ ${#todo[@]} -gt 0 ]; do
         f=${todo[0]}
         todo=("${todo[@]:1}")
         for so in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
             [ -z "${FSEEN[$so]:-}" ] || continue
             FSEEN[$so]=1
-            src=$(find_so "$so") || die "Debian $FIO_SUITE's fio needs $so, which none of its packages has"
+            if [[ $so =~ $stub_re ]]; then
+                [ "$f" = "$FROOT/usr/bin/fio" ] || die "$f (for Debian $FIO_SUITE's fio) needs $so, which FIO_STUBS makes a stub of: only fio's own libraries can be stubs"
+                FSTUBBED+=("$so")
+                continue
+            fi
+            src=$(find_so "$so") || die "Debian $FIO_SUITE's fio needs $so, which none of its packages has (a library to stub? FIO_STUBS)"
             src=$(readlink -f "$src")
             cp "$src" "$FDST/$so"
             todo+=("$src")
         done
     done
+    fio_stub_libs "$FROOT/usr/bin/fio" "$FDST" "$WORK/fio-stubs" "${FSTUBBED[@]}"
     ld=$(find_so ld-linux-x86-64.so.2) || die "no ld-linux-x86-64.so.2 in Debian $FIO_SUITE's libc6"
     cp "$(readlink -f "$ld")" "$FDST/ld-linux-x86-64.so.2"
     cp "$FROOT/usr/bin/fio" "$FDST/fio"
@@ -829,7 +919,7 @@ if [ ${#FIO_RESOLVED[@]} -gt 0 ]; then
         >"$ROOT/usr/bin/fio"
     chmod 755 "$ROOT/usr/bin/fio" "$FDST"/*
     rm -rf "$FROOT"
-    log "fio ${FIO_RESOLVED[0]#fio } of Debian $FIO_SUITE: $(ls "$FDST" | wc -l) files in /usr/lib/ncq-fio"
+    log "fio ${FIO_RESOLVED[0]#fio } of Debian $FIO_SUITE: $(ls "$FDST" | wc -l) files in /usr/lib/ncq-fio (stubs: ${FSTUBBED[*]})"
 fi
 
 # --add: files and trees, then the libraries their ELF files need
