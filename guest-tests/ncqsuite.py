@@ -1,5 +1,5 @@
 """How a suite runner (scripts/run-cdl-tools.sh, run-blktests.sh,
-run-conformance.sh) boots its one guest and keeps what it printed.
+run-conformance.sh, run-zonefs-tests.sh) boots its one guest and keeps what it printed.
 
 The guest runs in a temporary directory that holds its disk image
 (gigabytes after a suite on a whole-capacity drive): the directory goes

@@ -28,7 +28,15 @@ Q = "/sys/block/sda/queue/"
 ATTRS = ("zoned", "nr_zones", "chunk_sectors", "max_open_zones",
          "max_active_zones")
 
+# libata's ata_qc_issue tracepoint names each command it issues: blkzone's
+# REPORT ZONES and RESET go queued (RECEIVE FPDMA QUEUED 65h, NCQ NON-DATA
+# 63h) when logs 13h and 12h list the ZAC subcommands (docs/smr.md, "The
+# queued forms").
+T = "/sys/kernel/tracing"
+
 SCRIPT = rf"""
+mountpoint -q {T} || mount -t tracefs nodev {T}
+echo 1 > {T}/events/libata/ata_qc_issue/enable
 for a in {' '.join(ATTRS)}; do echo "$a=$(cat {Q}$a)"; done
 echo "reported=$(blkzone report /dev/sda | wc -l)"
 blkzone report -o {SWR0 - ZONE} -c 2 /dev/sda
@@ -45,6 +53,8 @@ fi
 blkzone reset -o {SWR0} -c 1 /dev/sda
 echo "reset=$?"
 blkzone report -o {SWR0} -c 1 /dev/sda
+echo 0 > {T}/events/libata/ata_qc_issue/enable
+grep -o 'cmd=[A-Z_ ]*[A-Z]' {T}/trace | sort | uniq -c | sed 's/^ */issued /'
 """
 
 
@@ -100,3 +110,17 @@ def test_blkzone_report_and_reset(run):
 
 def test_unaligned_write_is_eio(run):
     assert "unaligned=failed: Input/output error" in run.output
+
+
+def test_zone_commands_go_queued(run):
+    """libata issued REPORT ZONES as RECEIVE FPDMA QUEUED and the zone
+    reset as NCQ NON-DATA, never the non-queued ZAC MANAGEMENT IN/OUT."""
+    issued = dict((m.group(2), int(m.group(1))) for m in re.finditer(
+        r"^issued (\d+) cmd=(.+)$", run.output, re.M))
+    assert issued, run.output
+    recv = [c for c in issued if "RECV" in c or "RECEIVE" in c]
+    nodata = [c for c in issued if "NON_DATA" in c or "NON-DATA" in c or
+              "NCQ_NON" in c]
+    assert recv and nodata, issued
+    assert not [c for c in issued if c.startswith("ATA_CMD_ZAC_MGMT")], \
+        issued

@@ -20,6 +20,9 @@
 #   --package NAME            a Debian package of the image's release (--debian),
 #                             with what it depends on, unpacked into the image
 #                             (fetched with apt-get into $NCQ_CACHE/debs).  Repeatable.
+#   --module NAME             one more kernel module of the image's kernel (with
+#                             what it depends on), beside MODULES (below); e.g.
+#                             --module f2fs.  Repeatable.
 #   --no-default-packages     leave out DEFAULT_PACKAGES (bash, coreutils, ...: below)
 #   --host-fio                the host's fio instead of Debian 13's (below)
 #
@@ -54,6 +57,8 @@ EPOCH=1686355200
 # null_blk, scsi_debug, loop, brd and sg are the reference devices and the
 # SCSI generic nodes that user suites (blktests, docs/kernel-testing.md) set up;
 # sr_mod the SCSI CD driver blktests' block/001 hot-plugs with scsi_debug.
+# zonefs is the file system of a host-managed zoned drive (docs/smr.md;
+# 100 KB); btrfs has its zoned mode built in.
 MODULES=(
     ahci libahci libata
     sd_mod scsi_mod scsi_common t10-pi crc-t10dif crct10dif_common
@@ -63,6 +68,7 @@ MODULES=(
     qemu_fw_cfg
     md-mod raid1 raid456 btrfs
     configfs null_blk scsi_debug loop brd sg sr_mod
+    zonefs
 )
 # Host programs copied in, with their shared libraries (ldd).  hdparm is for
 # 'hdparm -t', the sequential-read figure users quote (test_sequential.py).
@@ -84,6 +90,9 @@ PROGRAMS=(/usr/bin/fio /usr/bin/kmod /usr/sbin/hdparm /usr/sbin/mke2fs
 # the GNU/util-linux tools they are written for.
 DEFAULT_PACKAGES=(bash bc time coreutils util-linux mount gzip gawk grep sed
     findutils diffutils procps)
+# ... and in the releases that have them: zonefs-tools' mkzonefs (Debian 13 on;
+# Debian 12 has no zonefs-tools: scripts/run-zonefs-tests.sh builds it)
+DEFAULT_PACKAGES_trixie=(zonefs-tools)
 # Packages never unpacked, even as dependencies: they serve dpkg's maintainer
 # scripts and the login system, which do not run in the image.  Essential
 # packages (perl-base, dash, ...) are no declared dependency of anything, so a
@@ -118,6 +127,7 @@ FORCE=0
 COMPRESS=gzip
 ADDS=()
 USER_PACKAGES=()
+EXTRA_MODULES=()
 DEFAULT_PKGS=1
 DEFAULT_FIO=1
 while [ $# -gt 0 ]; do
@@ -137,6 +147,8 @@ while [ $# -gt 0 ]; do
         --add=*) ADDS+=("${1#*=}"); shift ;;
         --package) [ $# -ge 2 ] || die "$1 needs a value: --package NAME (a Debian package)"; USER_PACKAGES+=("$2"); shift 2 ;;
         --package=*) USER_PACKAGES+=("${1#*=}"); shift ;;
+        --module) [ $# -ge 2 ] || die "$1 needs a value: --module NAME (a kernel module)"; EXTRA_MODULES+=("$2"); shift 2 ;;
+        --module=*) EXTRA_MODULES+=("${1#*=}"); shift ;;
         --no-default-packages) DEFAULT_PKGS=0; shift ;;
         --host-fio) DEFAULT_FIO=0; shift ;;
         --print-dir) PRINT_DIR=1; shift ;;
@@ -158,6 +170,10 @@ case "${SUITE:=bookworm}" in
     *) die "--debian wants bookworm (Debian 12, the default) or trixie (Debian 13), got '$SUITE'" ;;
 esac
 case "$KVER_PIN" in '' | [0-9]*-amd64) ;; *) die "--kernel-version wants e.g. $KVER_EXAMPLE, got '$KVER_PIN'" ;; esac
+for m in "${EXTRA_MODULES[@]}"; do
+    case "$m" in *[!A-Za-z0-9_-]* | '') die "--module '$m': not a module name (letters, digits, '_', '-'): e.g. --module f2fs" ;; esac
+done
+MODULES+=("${EXTRA_MODULES[@]}")
 
 # ---------------------------------------------------------------- tools
 need() {  # need COMMAND PACKAGE
@@ -449,7 +465,10 @@ fi
 PKG_SUITE=$SUITE
 [ -z "$USER_KERNEL" ] || PKG_SUITE=${HOST_SUITE:-$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")}
 WANT_PKGS=()
-[ $DEFAULT_PKGS = 0 ] || WANT_PKGS+=("${DEFAULT_PACKAGES[@]}")
+if [ $DEFAULT_PKGS = 1 ]; then
+    WANT_PKGS+=("${DEFAULT_PACKAGES[@]}")
+    [ "$PKG_SUITE" != trixie ] || WANT_PKGS+=("${DEFAULT_PACKAGES_trixie[@]}")
+fi
 for p in "${USER_PACKAGES[@]}"; do
     case "$p" in
         *[!a-z0-9.+-]* | [!a-z0-9]*) die "--package '$p': not a Debian package name (lower case letters, digits, '.', '+', '-'): e.g. --package xfsprogs" ;;
@@ -590,6 +609,8 @@ $(printf 'deb %s\n' "${RESOLVED[@]}")"
 $(printf '%s\n' "${ADD_IDS[@]}")"
 [ -n "$USER_KERNEL" ] || INPUTS+="
 debian_release $SUITE"
+[ ${#EXTRA_MODULES[@]} = 0 ] || INPUTS+="
+$(printf 'module %s\n' "${EXTRA_MODULES[@]}")"
 if [ -n "$USER_MODULES" ]; then
     # modules.* indexes plus every module file: a rebuilt module changes the hash.
     MODHASH=$(cd "$USER_MODULES" && find . -type f \( "${KO_NAMES[@]}" -o -name 'modules.dep' \
@@ -1000,6 +1021,8 @@ if [ -n "$MODSRC" ]; then
             todo+=("${BYNAME[$k]}")
         elif [ -n "${BUILTIN[$k]:-}" ]; then
             log "module $n: built into the kernel"
+        elif [[ " ${EXTRA_MODULES[*]} " == *" $n "* ]]; then
+            die "--module $n: no such module in kernel $KREL (its modules.dep): check the name (modinfo $n on a machine running it)"
         else
             log "note: module $n: not in this kernel, left out"
         fi

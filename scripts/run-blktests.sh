@@ -5,8 +5,11 @@
 #   scripts/run-blktests.sh [options] CHECKOUT [TESTS...]
 #
 # CHECKOUT is a blktests tree (git clone of osandov/blktests); TESTS are what
-# its ./check takes: groups (block, scsi) or tests (block/005); default
-# "block scsi".  The checkout is copied and built (make: its src/ helpers)
+# its ./check takes: groups (block, scsi, zbd) or tests (block/005); default
+# "block scsi".  The zbd group wants a host-managed drive: --device
+# ncq-disk,model=wd-hc620 (its capacity is then the disk's size; zbd also
+# gets dmsetup, f2fs-tools and the f2fs and dm modules in the image).
+# The checkout is copied and built (make: its src/ helpers)
 # under $NCQ_CACHE/blktests/, added to the guest image at /opt/blktests with
 # what it needs (images/build-image.sh --add, --package), and run there as
 # root with TEST_DEVS=(/dev/sda), the ncq-disk.
@@ -15,12 +18,14 @@
 #                             Debian 13's 6.12
 #   --device LINE             the drive's -device line without drive=/bus=/id=
 #                             (default: ncq-disk,model=st3400620as)
-#   --disk-size SIZE          the drive's capacity (default 1G)
+#   --disk-size SIZE          the drive's capacity (default 1G; a zoned model's
+#                             capacity, from its model file: it needs exactly it)
 #   --smp N                   guest CPUs (default 4: block/022 wants 2)
 #   --memory SIZE             guest RAM (default 1G)
 #   --test-timeout S          blktests' TIMEOUT: the most one test's fio runs (default 30)
 #   --timeout S               the whole run's bound in guest seconds (default 3600)
 #   --package NAME            one more Debian package in the image (repeatable)
+#   --module NAME             one more kernel module in the image (repeatable)
 #   --output DIR              where blktests' results/ go (default ./blktests-results)
 #   -h, --help                this text
 #
@@ -36,18 +41,19 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-blktests: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEBIAN=bookworm DEVICE=ncq-disk,model=st3400620as DISK_SIZE=1G SMP=4 MEMORY=1G
+DEBIAN=bookworm DEVICE=ncq-disk,model=st3400620as DISK_SIZE= SMP=4 MEMORY=1G
 TEST_TIMEOUT=30 TIMEOUT=3600 OUTPUT=$PWD/blktests-results
 PACKAGES=()
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
-        --debian | --device | --disk-size | --smp | --memory | --test-timeout | --timeout | --package | --output)
+        --debian | --device | --disk-size | --smp | --memory | --test-timeout | --timeout | --package | --module | --output)
             [ $# -ge 2 ] || die "$1 needs a value (--help)"
             case "$1" in
                 --debian) DEBIAN=$2 ;; --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
                 --smp) SMP=$2 ;; --memory) MEMORY=$2 ;; --test-timeout) TEST_TIMEOUT=$2 ;;
                 --timeout) TIMEOUT=$2 ;; --package) PACKAGES+=(--package "$2") ;;
+                --module) PACKAGES+=(--module "$2") ;;
                 --output) OUTPUT=$2 ;;
             esac
             shift 2 ;;
@@ -65,6 +71,26 @@ TESTS=("${ARGS[@]:1}")
 for t in "${TESTS[@]}"; do
     case "$t" in *[!a-z0-9/_-]*) die "test '$t': want a group (block) or a test (block/005)" ;; esac
     [ -e "$CHECKOUT/tests/$t" ] || die "test '$t': no tests/$t in $CHECKOUT"
+done
+if [ -z "$DISK_SIZE" ]; then
+    # 1G, or a zoned model's capacity (model=NAME or model-file=PATH of
+    # --device): the device refuses an image of another size
+    DISK_SIZE=1G
+    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
+    mfile=$(echo ",$DEVICE," | sed -n 's/.*,model-file=\([^,]*\),.*/\1/p')
+    [ -n "$mfile" ] || mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
+    if [ -f "$mfile" ] && grep -q '^\[zones\]' "$mfile"; then
+        sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
+        [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
+        DISK_SIZE=$((sectors * 512))
+    fi
+fi
+for t in "${TESTS[@]}"; do
+    # zbd's tests make dm-linear/dm-zoned targets (dmsetup), f2fs (which asks
+    # the crypto API for "crc32": crc32_generic, no modules.dep entry) and btrfs
+    case "$t" in zbd*) PACKAGES+=(--package dmsetup --package f2fs-tools
+        --module f2fs --module crc32_generic --module dm-mod --module dm-zoned
+        --module dm-crypt); break ;; esac
 done
 case "$SMP" in '' | *[!0-9]* | 0) die "--smp wants a number of CPUs, got '$SMP'" ;; esac
 for v in "$TEST_TIMEOUT" "$TIMEOUT"; do
@@ -105,8 +131,19 @@ exec 9>&-
 mkdir -p "$OUTPUT"
 # the guest-tests package root (pyproject.toml) for the Python below
 export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
+# the tests ./check should report: a group's every test, for the ones it
+# drops without a word (a requires() that fails in the shell itself)
+NCQ_EXPECTED=$(for t in "${TESTS[@]}"; do
+    if [ -d "$CHECKOUT/tests/$t" ]; then
+        (cd "$CHECKOUT/tests" && ls -d "$t"/[0-9][0-9][0-9])
+    else
+        echo "$t"
+    fi
+done | tr '\n' ' ')
+export NCQ_EXPECTED
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$SMP" "$MEMORY" "$TIMEOUT" "${TESTS[@]}" <<'PY'
 import io
+import os
 import re
 import sys
 import tarfile
@@ -162,6 +199,13 @@ for name in sorted(started - seen):
     counts["failed"] += 1
     print(f"{name} [no verdict: the test stopped; see {out}/*/{name}.out "
           "and .full]")
+# A test ./check never named: it dropped it before its first line (e.g.
+# a requires() whose shell arithmetic failed); not run, said so
+for name in os.environ.get("NCQ_EXPECTED", "").split():
+    if name not in started | seen:
+        counts["not run"] += 1
+        print(f"{name} [not run: ./check printed nothing for it; see "
+              f"{out}/output.txt]")
 total = sum(counts.values())
 print(f"blktests: {counts['passed']} passed, {counts['failed']} failed, "
       f"{counts['not run']} not run (results in {out})")

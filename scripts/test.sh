@@ -334,7 +334,7 @@ pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
 asan_steps
 
 # The device tests (queue depth 8 among them), IDENTIFY (hdparm -I), CDL,
-# host-managed ZAC (zone write plugging), power modes, SCT, the log
+# host-managed ZAC (zone write plugging), zonefs and zoned btrfs, power modes, SCT, the log
 # directories (smartctl, sg_sat_read_gplog), RAID with and without ERC and
 # scenario 1 again on Debian 13's kernel (6.12), unless
 # NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0; the fuzz
@@ -347,7 +347,8 @@ if [ "$second_kernel" = 1 ]; then
             guest-tests/test_kernels.py guest-tests/test_device.py \
             guest-tests/test_identify.py \
             guest-tests/test_cdl.py guest-tests/test_image_tools.py \
-            guest-tests/test_zac.py guest-tests/test_power_modes.py \
+            guest-tests/test_zac.py guest-tests/test_zoned_fs.py \
+            guest-tests/test_power_modes.py \
             guest-tests/test_sct.py guest-tests/test_logs.py \
             guest-tests/test_raid_erc.py \
             guest-tests/test_scenario_1_depth.py "$@"

@@ -22,7 +22,7 @@ import importlib
 from pathlib import Path
 
 MODULES = ("random_readers", "far_reader", "rt_reader", "seq_readers",
-           "fsync_writer", "writeback_burst")
+           "fsync_writer", "writeback_burst", "zoned_writers")
 # fio's [global] lines every library job shares: the whole disk, the same
 # offsets every run, one log line per I/O.
 GLOBAL = """[global]

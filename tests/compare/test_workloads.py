@@ -9,7 +9,8 @@ LIB = workloads.library()
 
 def test_library_has_the_issues_six_workloads():
     assert set(LIB) == {"random-readers", "far-reader", "rt-reader",
-                        "seq-readers", "fsync-writer", "writeback-burst"}
+                        "seq-readers", "fsync-writer", "writeback-burst",
+                        "zoned-writers"}
 
 
 @pytest.mark.parametrize("name", sorted(LIB))

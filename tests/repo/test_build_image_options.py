@@ -1,4 +1,4 @@
-"""images/build-image.sh's --add and --package: what they accept, the one-
+"""images/build-image.sh's --add, --package and --module: what they accept, the one-
 line errors of what they refuse, and the image hash (the output directory's
 name) following what they add.  No image is built: --print-dir prints the
 directory the inputs name.  A fake --kernel file and --no-default-packages
@@ -59,6 +59,22 @@ def test_package_bad_name_is_one_line(build):
     status, _, err = build("--package", "Not_A_Name")
     assert status == 1
     assert "not a Debian package name" in error_line(err)
+
+
+def test_module_bad_name_is_one_line(build):
+    status, _, err = build("--module", "f2fs;rm")
+    assert status == 1
+    line = error_line(err)
+    assert "--module 'f2fs;rm': not a module name" in line
+
+
+def test_module_is_part_of_the_hash(build):
+    _, base, _ = build()
+    _, f2fs, _ = build("--module", "f2fs")
+    _, again, _ = build("--module", "f2fs")
+    _, two, _ = build("--module", "f2fs", "--module", "dm-zoned")
+    assert base and f2fs and two
+    assert len({base, f2fs, two}) == 3 and again == f2fs
 
 
 def test_add_is_part_of_the_hash(build, tmp_path):

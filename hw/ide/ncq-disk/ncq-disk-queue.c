@@ -219,7 +219,13 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
         return true;
     }
-    if (cmd->lba + cmd->sector_count > s->nb_sectors) {
+    if (ncq_disk_zac_ncq_other(cmd) && !d->prop.timing) {
+        /* the queued ZAC forms go through the model (ncq-disk-zac.c) */
+        ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
+        return true;
+    }
+    if (!ncq_disk_zac_ncq_other(cmd) &&
+        cmd->lba + cmd->sector_count > s->nb_sectors) {
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ID_ERR);
         return true;
     }
@@ -261,8 +267,19 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
     };
     int ret;
 
+    if (ncq_disk_zac_ncq_other(cmd)) {
+        /* NCQ NON-DATA or RECEIVE FPDMA QUEUED: a ZAC command, or ABRT */
+        ret = ncq_disk_zac_ncq_decode(d, cmd, &mc);
+        if (ret < 0) {
+            trace_ncq_disk_zac_queued(d, cmd->tag, cmd->command, 0, cmd->lba,
+                                      cmd->aux, ret);
+            ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
+            ncq_disk_zac_ncq_sense(d, ret);
+            return false;
+        }
+    }
     ncq_disk_sync_write_cache(d, s);
-    if (cmd->is_write) {
+    if (cmd->is_write && !ncq_disk_zac_ncq_other(cmd)) {
         uint32_t gen = d->queue_gen;
 
         *undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count, now,
@@ -274,6 +291,10 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
         }
     }
     ret = ncq_model_submit(d->model, &mc, now);
+    if (ncq_disk_zac_ncq_other(cmd)) {
+        trace_ncq_disk_zac_queued(d, cmd->tag, cmd->command, mc.zone_action,
+                                  cmd->lba, cmd->aux, ret);
+    }
     if (ret < 0) {
         ncq_disk_ncq_fail(d, cmd, cmd->tag,
                           ret == NCQ_ERR_RANGE ? ID_ERR : ABRT_ERR);
@@ -309,7 +330,9 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     r->cmd = cmd;
     r->host_done = false;
     r->host_ret = 0;
-    if (undo_n) {
+    if (ncq_disk_zac_ncq_other(cmd)) {
+        r->host_done = true;    /* no data from or to the image */
+    } else if (undo_n) {
         ncq_disk_undo_read(r, undo_first, undo_n);
     } else {
         ncq_disk_host_io(r);
@@ -490,7 +513,9 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         ncq_disk_ncq_abort(d, r, c->id, ABRT_ERR, c->lba, sense);
         return NCQ_DISK_NEXT;
     }
-    if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
+    if (ncq_disk_zac_ncq_other(r->cmd)) {
+        ncq_disk_zac_ncq_complete(d, r->cmd);
+    } else if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
         ncq_disk_corrupt_read(r->cmd, c);
     }
     ncq_disk_finish(r, r->host_ret);

@@ -57,6 +57,38 @@
 /* The most REPORT ZONES pages one command returns (its 16-bit count) */
 #define ZAC_REPORT_MAX_PAGES    65536
 
+/*
+ * The queued forms (ACS-4 13.6.3, ZAC-2; as Linux's
+ * ata_scsi_zbc_in_xlat()/ata_scsi_zbc_out_xlat() build them): NCQ
+ * NON-DATA with subcommand 07h in FEATURE 3:0 and the action in
+ * AUXILIARY 7:0, the ALL bit in AUXILIARY bit 8; RECEIVE FPDMA QUEUED
+ * with subcommand 02h in COUNT 12:8, the page count in FEATURE 15:0,
+ * the action (00h REPORT ZONES) in AUXILIARY 7:0 and the reporting
+ * options in AUXILIARY 15:8.
+ */
+#define ATA_CMD_NCQ_NON_DATA    0x63
+#define ATA_CMD_RECV_FPDMA      0x65
+#define NCQ_ND_SUBCMD(feature)  ((feature) & 0x0f)
+#define NCQ_ND_ZAC_MGMT_OUT     0x07
+#define RECV_SUBCMD(count)      (((count) >> 8) & 0x1f)
+#define RECV_ZAC_MGMT_IN        0x02
+
+/*
+ * NCQ Non-Data log (12h) and NCQ Send and Receive log (13h), one page
+ * each (ACS-4 9.13, 9.14; the offsets Linux reads them at,
+ * include/linux/ata.h): log 12h byte 28 bit 0, ZAC MANAGEMENT OUT
+ * through NCQ NON-DATA; log 13h byte 16 bit 1, ZAC MANAGEMENT IN
+ * through RECEIVE FPDMA QUEUED.  IDENTIFY word 77 bit 5 (NCQ NON-DATA)
+ * and bit 6 (SEND and RECEIVE FPDMA QUEUED) say they are there.
+ */
+#define LOG_NCQ_ND_ZAC_OFFSET   28
+#define LOG_NCQ_ND_ZAC_OUT      (1 << 0)
+#define LOG_NCQ_SR_ZAC_OFFSET   16
+#define LOG_NCQ_SR_ZAC_IN       (1 << 1)
+#define ID_SATA_CAP2            77
+#define ID_SATA_NCQ_NON_DATA    (1 << 5)
+#define ID_SATA_NCQ_SEND_RECV   (1 << 6)
+
 bool ncq_disk_zoned(NcqDisk *d)
 {
     return d->params && d->params->zone_sectors;
@@ -111,7 +143,9 @@ static void ncq_disk_zac_set_word(uint16_t *words, int w, uint16_t bits)
  * IDENTIFY: the sense data reporting feature set (words 119/120 bit 6;
  * Linux enables it with SET FEATURES C3h and reads a failed command's
  * sense with REQUEST SENSE DATA EXT) and NCQ autosense (word 78 bit 7:
- * the sense in log 10h).  Word 69 bits 1:0 (zoned capabilities) stay 00b:
+ * the sense in log 10h), word 77 bits 5 and 6 (NCQ NON-DATA, SEND/RECEIVE
+ * FPDMA QUEUED: the queued ZAC forms, listed in logs 12h and 13h).  Word
+ * 69 bits 1:0 (zoned capabilities) stay 00b:
  * a host-managed device says what it is by its signature (ACS-4).
  */
 void ncq_disk_zac_identify(NcqDisk *d, uint16_t *words)
@@ -120,6 +154,8 @@ void ncq_disk_zac_identify(NcqDisk *d, uint16_t *words)
         return;
     }
     ncq_disk_zac_set_word(words, ID_SATA_FEATURES, ID_SATA_NCQ_AUTOSENSE);
+    ncq_disk_zac_set_word(words, ID_SATA_CAP2, ID_SATA_NCQ_NON_DATA |
+                          ID_SATA_NCQ_SEND_RECV);
     ncq_disk_zac_set_word(words, ID_CMDSET_VALID, ID_CMDSET_WORDS_119_120);
     ncq_disk_zac_set_word(words, ID_CMDSET_SUP3,
                           ID_CMDSET_SIGNATURE | ID_CMDSET_SENSE_DATA);
@@ -344,4 +380,103 @@ bool ncq_disk_zac_run(NcqDisk *d, IDEState *s, uint8_t cmd, bool applied)
     }
     s->status = READY_STAT | SEEK_STAT;
     return true;
+}
+
+/* Logs 12h and 13h: served by a host-managed drive only */
+uint16_t ncq_disk_zac_ncq_log_pages(NcqDisk *d)
+{
+    return ncq_disk_zoned(d) ? 1 : 0;
+}
+
+void ncq_disk_zac_ncq_nd_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                             unsigned how)
+{
+    buf[LOG_NCQ_ND_ZAC_OFFSET] = LOG_NCQ_ND_ZAC_OUT;
+}
+
+void ncq_disk_zac_ncq_sr_log(NcqDisk *d, uint16_t page, uint8_t *buf,
+                             unsigned how)
+{
+    buf[LOG_NCQ_SR_ZAC_OFFSET] = LOG_NCQ_SR_ZAC_IN;
+}
+
+/*
+ * A queued command other than READ/WRITE FPDMA QUEUED: the model's view
+ * of it (@mc) if it is a queued ZAC command this drive takes.  Returns
+ * 0; NCQ_ERR_INVAL for a command or subcommand it does not implement
+ * (an NCQ error with ABRT); or the zone error of a REPORT ZONES the
+ * model refuses (a reserved reporting option, a locator beyond the
+ * capacity: ABRT with its sense in log 10h).
+ */
+int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
+{
+    uint8_t action = cmd->aux & 0xff;
+    uint8_t hdr[NCQ_ZONE_DESC_BYTES];
+
+    *mc = (NcqCmd) {
+        .op = NCQ_OP_OTHER,
+        .id = cmd->tag,
+        .lba = cmd->lba,
+        .queued = true,
+        .prio = cmd->prio,
+    };
+    if (!ncq_disk_zoned(d)) {
+        return NCQ_ERR_INVAL;
+    }
+    if (cmd->command == ATA_CMD_NCQ_NON_DATA &&
+        NCQ_ND_SUBCMD(cmd->feature) == NCQ_ND_ZAC_MGMT_OUT) {
+        switch (action) {
+        case NCQ_ZONE_CLOSE:
+        case NCQ_ZONE_FINISH:
+        case NCQ_ZONE_OPEN:
+        case NCQ_ZONE_RESET:
+            mc->zone_action = action;
+            mc->zone_all = (cmd->aux >> 8) & ZAC_OUT_ALL;
+            return 0;
+        default:
+            return NCQ_ERR_INVAL;
+        }
+    }
+    if (cmd->command == ATA_CMD_RECV_FPDMA &&
+        RECV_SUBCMD(cmd->count) == RECV_ZAC_MGMT_IN &&
+        action == ZAC_IN_REPORT_ZONES) {
+        mc->zone_action = NCQ_ZONE_REPORT;
+        /* its options and locator, checked now; the data at its deadline */
+        return ncq_model_report_zones(d->model, cmd->lba,
+                                      (cmd->aux >> 8) & 0xff, hdr,
+                                      sizeof(hdr));
+    }
+    return NCQ_ERR_INVAL;
+}
+
+/*
+ * A queued ZAC command's deadline: REPORT ZONES's data, made now, to
+ * the command's scatter list (its page count; the list is at least that
+ * long, AHCI checked).  A zone action was applied when it was accepted.
+ */
+void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd)
+{
+    uint32_t bytes = cmd->sector_count * BDRV_SECTOR_SIZE;
+    g_autofree uint8_t *buf = NULL;
+    int rc;
+
+    if (cmd->command != ATA_CMD_RECV_FPDMA) {
+        return;
+    }
+    buf = g_malloc(bytes);
+    rc = ncq_model_report_zones(d->model, cmd->lba, (cmd->aux >> 8) & 0xff,
+                                buf, bytes);
+    trace_ncq_disk_zac_report(d, cmd->lba, (cmd->aux >> 8) & 0xff,
+                              cmd->sector_count, rc);
+    if (rc == 0) {
+        /* dma_buf_read: from the buffer to guest memory */
+        dma_buf_read(buf, bytes, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
+    }
+}
+
+/* A queued command that is no read or write of the medium: no host I/O */
+bool ncq_disk_zac_ncq_other(const IDENCQCmd *cmd)
+{
+    return cmd->command == ATA_CMD_NCQ_NON_DATA ||
+           cmd->command == ATA_CMD_RECV_FPDMA;
 }

@@ -460,5 +460,12 @@ bool ncq_disk_zac_fail(NcqDisk *d, IDEState *s, int err);
 void ncq_disk_zac_ncq_sense(NcqDisk *d, int err);
 bool ncq_disk_zac_decode(NcqDisk *d, IDEState *s, uint8_t cmd, NcqCmd *mc);
 bool ncq_disk_zac_run(NcqDisk *d, IDEState *s, uint8_t cmd, bool applied);
+/* The queued forms: NCQ NON-DATA 63h/07h, RECEIVE FPDMA QUEUED 65h/02h */
+int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc);
+void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd);
+bool ncq_disk_zac_ncq_other(const IDENCQCmd *cmd);
+uint16_t ncq_disk_zac_ncq_log_pages(NcqDisk *d);
+NcqDiskLogRead ncq_disk_zac_ncq_nd_log;         /* 12h */
+NcqDiskLogRead ncq_disk_zac_ncq_sr_log;         /* 13h */
 
 #endif
