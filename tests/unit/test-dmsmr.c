@@ -336,6 +336,82 @@ static void test_power_loss_during_cleaning(void)
     ncq_model_free(m);
 }
 
+/*
+ * What the device shows and traces: ncq_model_mc_state() through an
+ * idle cleaning (waiting, cleaning, none) and a forced one, and
+ * ncq_model_mc_events() giving each band's cleaning once, with its times,
+ * its extents and whether it was forced or interrupted.
+ */
+static void test_state_and_events(void)
+{
+    NcqModel *m = dm_model(4, 1);
+    uint64_t r = 17, cap = ncq_model_params(m)->capacity;
+    int64_t t = 0, until, t0, e;
+    NcqMcEvent ev[NCQ_MC_EVENTS];
+    uint32_t band;
+    NcqMcInfo mi;
+    NcqCompletion c;
+    int n;
+
+    write_burst(m, 4, &r, &t);
+    CHECK_EQ(ncq_model_mc_events(m, ev, NCQ_MC_EVENTS), 0);
+    /* the 5th write waits behind the oldest extent's band */
+    t0 = t;
+    CHECK(ncq_test_submit(m, 0, NCQ_OP_WRITE, rnd_lba(&r, cap), 8, t) == 0,
+          "submit");
+    n = ncq_model_mc_events(m, ev, NCQ_MC_EVENTS);
+    CHECK_EQ(n, 1);
+    /* while the write waits behind it, the state says so */
+    CHECK_EQ(ncq_model_mc_state(m, (ev[0].start_ns + ev[0].end_ns) / 2,
+                                &band, &until), NCQ_MC_FORCED);
+    CHECK(until == ev[0].end_ns, "forced until its end");
+    CHECK(ncq_model_advance(m, ncq_model_next_event(m), &c, 1) == 1,
+          "the write completes");
+    t = c.complete_ns;
+    CHECK(ev[0].forced && ev[0].done, "forced, done");
+    CHECK_EQ(ev[0].extents, 1);
+    CHECK(ev[0].start_ns >= t0 && ev[0].end_ns <= t &&
+          ev[0].end_ns - ev[0].start_ns > 600 * MS,
+          "forced cleaning %lld..%lld within the write %lld..%lld",
+          (long long)ev[0].start_ns, (long long)ev[0].end_ns,
+          (long long)t0, (long long)t);
+    CHECK_EQ(ncq_model_mc_events(m, ev, NCQ_MC_EVENTS), 0);  /* taken */
+    /* idle: waiting for the idle delay, then cleaning, band by band */
+    CHECK(ncq_model_advance(m, t + 500 * MS, &c, 1) == 0, "no completion");
+    CHECK_EQ(ncq_model_mc_state(m, t + 500 * MS, &band, &until),
+             NCQ_MC_WAITING);
+    CHECK(until == t + 1 * SEC, "waits the 1 s idle delay (%lld)",
+          (long long)(until - t));
+    CHECK(ncq_model_advance(m, t + 1 * SEC + 1, &c, 1) == 0, "none");
+    CHECK_EQ(ncq_model_mc_state(m, t + 1 * SEC + 1, &band, &until),
+             NCQ_MC_CLEANING);
+    while ((e = ncq_model_next_event(m)) != INT64_MAX) {
+        CHECK(ncq_model_advance(m, e, &c, 1) == 0, "no completion");
+    }
+    ncq_model_mc_info(m, &mi);
+    CHECK_EQ(mi.extents, 0);
+    n = ncq_model_mc_events(m, ev, NCQ_MC_EVENTS);
+    CHECK_EQ(n, (int)(mi.cleaned - mi.forced));
+    CHECK(n >= 1 && !ev[0].forced && ev[0].done &&
+          ev[0].start_ns == t + 1 * SEC, "the first idle band at +1 s");
+    CHECK(n < 2 || ev[1].start_ns == ev[0].end_ns, "then the next at once");
+    CHECK_EQ(ncq_model_mc_state(m, e, &band, &until), NCQ_MC_NONE);
+    printf("events: a forced band %.0f ms, %d idle bands from +1 s\n",
+           (ev[0].end_ns - ev[0].start_ns) / 1e6, n);
+    ncq_model_free(m);
+
+    /* a power cut mid-cleaning: the band's cleaning, not done */
+    m = dm_model(0, 1);
+    t = 0;
+    write_burst(m, 3, &r, &t);
+    ncq_model_power_loss(m, t + 1 * SEC + 100 * MS);
+    n = ncq_model_mc_events(m, ev, NCQ_MC_EVENTS);
+    CHECK_EQ(n, 1);
+    CHECK(!ev[0].done && !ev[0].forced && ev[0].start_ns == t + 1 * SEC &&
+          ev[0].end_ns == t + 1 * SEC + 100 * MS, "interrupted");
+    ncq_model_free(m);
+}
+
 static void expect_bad(const char *extra, const char *want)
 {
     char text[2048], err[256];
@@ -366,6 +442,7 @@ int main(void)
     test_read_from_cache();
     test_determinism_and_state();
     test_power_loss_during_cleaning();
+    test_state_and_events();
     test_bad_files();
     return ncq_test_done("dmsmr");
 }

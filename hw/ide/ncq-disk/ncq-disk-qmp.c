@@ -150,6 +150,35 @@ static NcqDiskZonesInfo *ncq_disk_zones_info(NcqDisk *d)
     return info;
 }
 
+/* A drive-managed SMR drive's media cache: what it holds, its cleaning */
+static NcqDiskMediaCacheInfo *ncq_disk_mc_info(NcqDisk *d)
+{
+    NcqDiskMediaCacheInfo *info = g_new0(NcqDiskMediaCacheInfo, 1);
+    NcqMcInfo mi;
+    NcqMcState st;
+    uint32_t band;
+    int64_t until;
+
+    ncq_model_mc_info(d->model, &mi);
+    info->sectors = mi.sectors;
+    info->capacity_sectors = d->params->mc_sectors;
+    info->extents = mi.extents;
+    info->map_extents = d->params->mc_map;
+    info->band_sectors = d->params->mc_band_sectors;
+    info->cleaned = mi.cleaned;
+    info->forced = mi.forced;
+    st = ncq_model_mc_state(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                            &band, &until);
+    info->cleaning = g_strdup(ncq_mc_state_name(st));
+    if (st != NCQ_MC_NONE) {
+        info->has_band = true;
+        info->band = band;
+        info->has_until_ns = true;
+        info->until_ns = until;
+    }
+    return info;
+}
+
 static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
 {
     NcqDiskInfo *info = g_new0(NcqDiskInfo, 1);
@@ -211,6 +240,9 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->standby_timer_ns = ncq_disk_pm_timer_ns(d->pm.timer_count);
     if (ncq_disk_zoned(d)) {
         info->zones = ncq_disk_zones_info(d);
+    }
+    if (d->params->mc_sectors) {
+        info->media_cache = ncq_disk_mc_info(d);
     }
     return info;
 }

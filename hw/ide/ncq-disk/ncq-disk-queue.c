@@ -31,10 +31,33 @@
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
+/*
+ * The media cache's band cleanings since the last call (drive-managed
+ * SMR, docs/smr.md): into the trace file and QEMU's trace events.
+ */
+static void ncq_disk_mc_events(NcqDisk *d)
+{
+    NcqMcEvent ev[16];
+    int i, n;
+
+    do {
+        n = ncq_model_mc_events(d->model, ev, ARRAY_SIZE(ev));
+        for (i = 0; i < n; i++) {
+            trace_ncq_disk_mc_clean(d, ev[i].band, ev[i].extents,
+                                    ev[i].start_ns, ev[i].end_ns,
+                                    ev[i].forced, ev[i].done);
+            if (d->trace) {
+                ncq_trace_clean(d->trace, &ev[i]);
+            }
+        }
+    } while (n == ARRAY_SIZE(ev));
+}
+
 void ncq_disk_arm_timer(NcqDisk *d)
 {
     int64_t next = ncq_model_next_event(d->model);
 
+    ncq_disk_mc_events(d);
     ncq_disk_smart_activity(d);
     ncq_disk_pm_rearm(d);
     if (next == INT64_MAX) {

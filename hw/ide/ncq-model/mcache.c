@@ -113,6 +113,36 @@ static int64_t ncq_mc_clean_time(const NcqModel *m, uint32_t b, int64_t t,
     return d + m->p.mc_clean_ns;
 }
 
+/* A band's cleaning for the trace; the oldest goes when the ring is full */
+static void ncq_mc_event(NcqModel *m, int64_t start, int64_t end,
+                         uint32_t b, uint32_t extents, bool forced, bool done)
+{
+    NcqMcEvent *e;
+
+    if (m->mc.ev_n == NCQ_MC_EVENTS) {
+        m->mc.ev_head = (m->mc.ev_head + 1) % NCQ_MC_EVENTS;
+        m->mc.ev_n--;
+    }
+    e = &m->mc.ev[(m->mc.ev_head + m->mc.ev_n++) % NCQ_MC_EVENTS];
+    e->start_ns = start;
+    e->end_ns = end;
+    e->band = b;
+    e->extents = extents;
+    e->forced = forced;
+    e->done = done;
+}
+
+/* The extents band @b has in the cache. */
+static uint32_t ncq_mc_band_extents(const NcqModel *m, uint32_t b)
+{
+    uint32_t i, k = 0;
+
+    for (i = 0; i < m->mc.n; i++) {
+        k += ncq_mc_band(m, ncq_mc_at(m, i)->lba) == b;
+    }
+    return k;
+}
+
 /* Band @b is clean: its extents leave the cache, oldest order kept. */
 static void ncq_mc_drop_band(NcqModel *m, uint32_t b)
 {
@@ -147,12 +177,18 @@ int64_t ncq_mc_make_room(NcqModel *m, int64_t t, uint32_t n)
 
     while (m->mc.n > 0 && !ncq_mc_fits(m, n)) {
         uint32_t b = ncq_mc_band(m, ncq_mc_at(m, 0)->lba);
+        int64_t d0 = d;
 
         d += ncq_mc_clean_time(m, b, t + d, &st);
+        ncq_mc_event(m, t + d0, t + d, b, ncq_mc_band_extents(m, b), true,
+                     true);
         ncq_mc_drop_band(m, b);
         m->mc.forced++;
+        m->mc.forced_band = b;
     }
     if (d) {
+        m->mc.forced_start = t;
+        m->mc.forced_until = t + d;
         ncq_head_move(m, st.cyl, st.head);
     }
     return d;
@@ -254,6 +290,13 @@ void ncq_mc_clean_end(NcqModel *m, bool done)
     NcqPhys ph;
 
     m->mc.clean_run = done;
+    if (m->mech.op == NCQ_MECH_CLEAN &&
+        (done || m->now >= m->mc.clean_start)) {
+        /* a cleaning that had begun (not the idle delay) */
+        ncq_mc_event(m, m->mc.clean_start, done ? m->mech.until : m->now,
+                     m->mc.clean_band,
+                     ncq_mc_band_extents(m, m->mc.clean_band), false, done);
+    }
     if (done) {
         ncq_mc_drop_band(m, m->mc.clean_band);
         ncq_layout_map(m, first, &ph);
@@ -294,4 +337,47 @@ void ncq_model_mc_info(const NcqModel *m, NcqMcInfo *out)
     out->sectors = m->mc.used;
     out->cleaned = m->mc.cleaned;
     out->forced = m->mc.forced;
+}
+
+NcqMcState ncq_model_mc_state(const NcqModel *m, int64_t now_ns,
+                              uint32_t *band, int64_t *until_ns)
+{
+    if (m->mech.op == NCQ_MECH_CLEAN) {
+        *band = m->mc.clean_band;
+        if (now_ns < m->mc.clean_start) {
+            *until_ns = m->mc.clean_start;
+            return NCQ_MC_WAITING;
+        }
+        *until_ns = m->mech.until;
+        return NCQ_MC_CLEANING;
+    }
+    if (m->mc.forced && now_ns >= m->mc.forced_start &&
+        now_ns < m->mc.forced_until) {
+        *band = m->mc.forced_band;
+        *until_ns = m->mc.forced_until;
+        return NCQ_MC_FORCED;
+    }
+    return NCQ_MC_NONE;
+}
+
+const char *ncq_mc_state_name(NcqMcState s)
+{
+    static const char *const names[] = {
+        [NCQ_MC_NONE] = "none", [NCQ_MC_WAITING] = "waiting",
+        [NCQ_MC_CLEANING] = "cleaning", [NCQ_MC_FORCED] = "forced",
+    };
+
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+int ncq_model_mc_events(NcqModel *m, NcqMcEvent *out, int max)
+{
+    int k = 0;
+
+    while (k < max && m->mc.ev_n) {
+        out[k++] = m->mc.ev[m->mc.ev_head];
+        m->mc.ev_head = (m->mc.ev_head + 1) % NCQ_MC_EVENTS;
+        m->mc.ev_n--;
+    }
+    return k;
 }

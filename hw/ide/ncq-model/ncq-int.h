@@ -328,6 +328,12 @@ typedef struct NcqMediaCache {
     uint32_t clean_band;          /* ... starts then, on this band */
     uint64_t cleaned;             /* bands cleaned */
     uint64_t forced;              /* ... because the cache was full */
+    /* for the trace and query-ncq-disk only, not in the saved state: */
+    int64_t forced_start;         /* the last forced cleaning, from ... */
+    int64_t forced_until;         /* ... to */
+    uint32_t forced_band;         /* its last band */
+    NcqMcEvent ev[NCQ_MC_EVENTS]; /* cleanings not yet taken, a ring */
+    uint32_t ev_head, ev_n;
 } NcqMediaCache;
 
 /* Fault injection rules (fault.c). */

@@ -25,6 +25,13 @@ void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
     }
 }
 
+void ncq_trace_clean(FILE *f, const NcqMcEvent *e)
+{
+    fprintf(f, "# clean band=%u extents=%u start_ns=%" PRId64 " end_ns=%"
+            PRId64 " forced=%d done=%d\n", e->band, e->extents, e->start_ns,
+            e->end_ns, e->forced, e->done);
+}
+
 void ncq_trace_record(FILE *f, const NcqCompletion *c)
 {
     fprintf(f, "%u,%s,%" PRIu64 ",%u,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64

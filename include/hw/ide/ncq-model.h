@@ -611,6 +611,45 @@ typedef struct NcqMcInfo {
 
 void ncq_model_mc_info(const NcqModel *m, NcqMcInfo *out);
 
+/* What the media cache's cleaning is doing at a time (docs/smr.md). */
+typedef enum NcqMcState {
+    NCQ_MC_NONE,                  /* no cleaning under way */
+    NCQ_MC_WAITING,               /* idle: the idle delay runs, then a band */
+    NCQ_MC_CLEANING,              /* an idle cleaning of a band */
+    NCQ_MC_FORCED,                /* a forced cleaning (a write waits) */
+} NcqMcState;
+
+/*
+ * The cleaning at @now_ns: its state, and for any but NCQ_MC_NONE the
+ * band (*@band) and when that stage ends (*@until_ns).
+ */
+NcqMcState ncq_model_mc_state(const NcqModel *m, int64_t now_ns,
+                              uint32_t *band, int64_t *until_ns);
+const char *ncq_mc_state_name(NcqMcState s);
+
+/*
+ * One band's cleaning, for the trace (docs/trace-schema.md): from
+ * @start_ns to @end_ns, the band's @extents left the cache; @forced: a
+ * write did not fit; !@done: interrupted (power loss, STANDBY), the band
+ * stays in the cache.
+ */
+typedef struct NcqMcEvent {
+    int64_t start_ns;
+    int64_t end_ns;
+    uint32_t band;
+    uint32_t extents;
+    bool forced;
+    bool done;
+} NcqMcEvent;
+
+/*
+ * The cleanings since the last call, oldest first, at most @max; a
+ * model keeps the last NCQ_MC_EVENTS, so a caller that drains after
+ * every call into the model loses none (not in the saved state).
+ */
+#define NCQ_MC_EVENTS 64
+int ncq_model_mc_events(NcqModel *m, NcqMcEvent *out, int max);
+
 uint32_t ncq_model_zone_count(const NcqModel *m);
 int ncq_model_zone_info(const NcqModel *m, uint32_t zone, NcqZoneInfo *out);
 /*
@@ -752,5 +791,11 @@ void ncq_trace_record(FILE *f, const NcqCompletion *c);
  */
 void ncq_trace_spin(FILE *f, int64_t t_ns, int64_t ready_ns,
                     const char *why);
+/*
+ * A comment line for a band's cleaning in a drive-managed SMR's media
+ * cache (docs/trace-schema.md): "# clean band=B extents=N start_ns=S
+ * end_ns=E forced=0|1 done=0|1".
+ */
+void ncq_trace_clean(FILE *f, const NcqMcEvent *e);
 
 #endif
