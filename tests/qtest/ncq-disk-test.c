@@ -3757,6 +3757,14 @@ static void test_log_identify_pages(void)
     g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 5, 1, page),
                     ==, 0);
     g_assert_cmpmem(page + 48, 40, (uint8_t *)id + 54, 40);
+    /*
+     * 06h: the trusted computing qword (byte 40) valid, bit 0 clear: the
+     * drive has no TRUSTED SEND/RECEIVE (claiming it made Linux send
+     * TRUSTED RECEIVE at probe, which the drive aborted)
+     */
+    g_assert_cmphex(log_read(ahci, port, ATA_READ_LOG_EXT, 0x30, 6, 1, page),
+                    ==, 0);
+    g_assert_cmphex(ldq_le_p(page + 40), ==, 1ULL << 63);
     ncq_shutdown(ahci);
 }
 

@@ -293,9 +293,13 @@ static void ncq_disk_id_strings(NcqDisk *d, IDEState *s, uint8_t *buf)
 
 /*
  * Page 06h: security: master password identifier (word 92), security
- * status (128), erase times (89, 90), trusted computing (48).  No
- * security feature set here: the status and trusted computing qwords
- * are valid and say so.
+ * status (128), erase times (89, 90), trusted computing.  No security
+ * feature set here: the status and trusted computing qwords are valid and
+ * say so.  The drive has no Trusted Computing feature set (no TRUSTED
+ * SEND/RECEIVE): word 48 is QEMU's obsolete "dword I/O" word (bits 15:14
+ * are not ACS's 01b), so its bit 0 must not be read as ACS's "trusted
+ * computing supported".  Claiming it made Linux (sd, via SECURITY
+ * PROTOCOL IN) send TRUSTED RECEIVE at probe, which the drive aborted.
  */
 static void ncq_disk_id_security(NcqDisk *d, IDEState *s, uint8_t *buf)
 {
@@ -304,7 +308,7 @@ static void ncq_disk_id_security(NcqDisk *d, IDEState *s, uint8_t *buf)
     stq_le_p(buf + 16, ID_QWORD_VALID | (ncq_disk_id_word(s, 128) & 0xff));
     stq_le_p(buf + 24, ID_QWORD_VALID | ncq_disk_id_word(s, 89));
     stq_le_p(buf + 32, ID_QWORD_VALID | ncq_disk_id_word(s, 90));
-    stq_le_p(buf + 40, ID_QWORD_VALID | (ncq_disk_id_word(s, 48) & 1));
+    stq_le_p(buf + 40, ID_QWORD_VALID);
 }
 
 /*
