@@ -4481,6 +4481,34 @@ static int dm_trace_cleanings(const char *path, int forced)
 }
 
 /*
+ * Idle, a drive cleans its media cache band after band (after its 1 s
+ * delay) until it is empty; @cleaned: the bands cleaned in all by then
+ */
+static void dm_idle_until_clean(AHCIQState *ahci, uint64_t cleaned)
+{
+    QTestState *qts = ahci->parent->qts;
+    QDict *info, *mc;
+    int i;
+
+    qtest_clock_step(qts, 1100 * DM_MS);
+    mc = dm_cache(ahci, &info);
+    g_assert_cmpstr(qdict_get_str(mc, "cleaning"), ==, "cleaning");
+    qobject_unref(info);
+    for (i = 0; i < 1000; i++) {
+        mc = dm_cache(ahci, &info);
+        if (!strcmp(qdict_get_str(mc, "cleaning"), "none")) {
+            break;
+        }
+        qobject_unref(info);
+        qtest_clock_step_next(qts);
+    }
+    g_assert_cmpuint(qdict_get_int(mc, "extents"), ==, 0);
+    g_assert_cmpuint(qdict_get_int(mc, "sectors"), ==, 0);
+    g_assert_cmpuint(qdict_get_int(mc, "cleaned"), ==, cleaned);
+    qobject_unref(info);
+}
+
+/*
  * query-ncq-disk's media cache, forced and idle cleaning on the device's
  * virtual clock, the trace's "# clean" lines, and the cache across a
  * migration: DM_MAP writes fill the map (idle, the cleaning waits its
@@ -4545,24 +4573,7 @@ static void test_dmsmr_media_cache(void)
     g_assert_cmpuint(qdict_get_int(mc, "extents"), ==, DM_MAP);
     g_assert_cmpuint(qdict_get_int(mc, "forced"), ==, 1);
     qobject_unref(info);
-    /* idle on the destination: band after band until the cache is empty */
-    qts = dst->parent->qts;
-    qtest_clock_step(qts, 1100 * DM_MS);
-    mc = dm_cache(dst, &info);
-    g_assert_cmpstr(qdict_get_str(mc, "cleaning"), ==, "cleaning");
-    qobject_unref(info);
-    for (i = 0; i < 1000; i++) {
-        mc = dm_cache(dst, &info);
-        if (!strcmp(qdict_get_str(mc, "cleaning"), "none")) {
-            break;
-        }
-        qobject_unref(info);
-        qtest_clock_step_next(qts);
-    }
-    g_assert_cmpuint(qdict_get_int(mc, "extents"), ==, 0);
-    g_assert_cmpuint(qdict_get_int(mc, "sectors"), ==, 0);
-    g_assert_cmpuint(qdict_get_int(mc, "cleaned"), ==, 1 + DM_MAP);
-    qobject_unref(info);
+    dm_idle_until_clean(dst, 1 + DM_MAP);
     ncq_shutdown(src);
     ncq_shutdown(dst);          /* the destination's trace is written */
     g_assert_cmpint(dm_trace_cleanings(tr_dst, 0), ==, DM_MAP);
