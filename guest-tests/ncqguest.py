@@ -218,12 +218,24 @@ class Guest:
     def __init__(self, workdir, device="ncq-disk,model=st3400620as",
                  disk_size="1G", disk=None, extra_args=(), memory="512M",
                  timeout_s=300, icount=True, rtc_base=FIXED_RTC_BASE,
-                 icount_shift=3, snapshot=None, snapshot_dir=None, smp=1):
+                 icount_shift=3, snapshot=None, snapshot_dir=None, smp=1,
+                 backend="qcow2"):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.device = device
         self.disk = Path(disk) if disk else self.workdir / "disk.qcow2"
         self.disk_size = disk_size
+        # "null": QEMU's null-co driver, reads give zeroes and writes are
+        # dropped: a suite that never checks data (cdl-tools) can write
+        # over a 16 TB drive's whole stroke without host disk.  The VM
+        # state cannot be saved with it (savevm needs a qcow2 image).
+        if backend not in ("qcow2", "null"):
+            raise ValueError(f"backend must be qcow2 or null, got {backend!r}")
+        self.backend = backend
+        if backend == "null":
+            if disk:
+                raise ValueError("backend null takes no disk file")
+            snapshot = False
         # A run on an existing disk boots: the boot reads the disk (its
         # partition table), so a snapshot would depend on its content.
         if snapshot is None:
@@ -247,10 +259,16 @@ class Guest:
         self.qemu = self.build / "qemu-system-x86_64"
 
     def _make_disk(self):
-        if self.disk.exists():
+        if self.backend == "null" or self.disk.exists():
             return
         subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
                         "qcow2", str(self.disk), self.disk_size], check=True)
+
+    def _drive_option(self, disk=None):
+        if self.backend == "null":
+            return ("if=none,id=d0,driver=null-co,read-zeroes=on,"
+                    f"size={self.disk_size}")
+        return f"if=none,id=d0,file={disk or self.disk},format=qcow2"
 
     def command(self, workload_file, workdir=None, disk=None, device=None,
                 snapshot_point=False):
@@ -276,8 +294,7 @@ class Guest:
                 "-serial", f"file:{workdir / 'console.log'}",
                 "-serial", f"file:{workdir / 'results.txt'}",
                 "-qmp", f"unix:{workdir / 'qmp.sock'},server=on,wait=off",
-                "-drive", f"if=none,id=d0,file={disk or self.disk},"
-                "format=qcow2",
+                "-drive", self._drive_option(disk),
                 "-device", f"{device or self.device},drive=d0,bus=ide.0,"
                 "id=disk0"]
         if snapshot_point:

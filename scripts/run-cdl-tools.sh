@@ -31,6 +31,14 @@
 #                             "to start and exit the binary", which a guest
 #                             CPU at the test harness's default, shift 3,
 #                             125e6 a second, nearly uses up by itself)
+#   --backend null|image      where the drive's data goes (default null:
+#                             QEMU's null-co, reads give zeroes and writes
+#                             are dropped, which the suite never notices: it
+#                             checks latencies and errors, not data; the
+#                             write groups' random writes over a 16 TB
+#                             stroke would otherwise fill the host's disk at
+#                             about 30 MB per guest second; image: a sparse
+#                             qcow2 in the work directory)
 #   --output DIR              where the suite's logs go (default ./cdl-tools-results)
 #   -h, --help                this text
 #
@@ -47,13 +55,14 @@ die() { echo "run-cdl-tools: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
 DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE= TIMEOUT=7200 SHIFT=0
+BACKEND=null
 OUTPUT=$PWD/cdl-tools-results
 SUITE_ARGS=()
 ARGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --group | --test | --device | --disk-size | --timeout | --output | \
-            --icount-shift)
+            --icount-shift | --backend)
             [ $# -ge 2 ] || die "$1 needs a value (--help)"
             case "$1" in
                 --group)
@@ -65,6 +74,9 @@ while [ $# -gt 0 ]; do
                 --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
                 --timeout) TIMEOUT=$2 ;; --output) OUTPUT=$2 ;;
                 --icount-shift) SHIFT=$2 ;;
+                --backend)
+                    case "$2" in null | image) BACKEND=$2 ;;
+                        *) die "--backend wants null or image, got '$2'" ;; esac ;;
             esac
             shift 2 ;;
         --quick) SUITE_ARGS+=(--quick); shift ;;
@@ -132,14 +144,14 @@ mkdir -p "$OUTPUT"
 # the guest-tests package root (pyproject.toml) for the Python below
 export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
 exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
-    "${SUITE_ARGS[@]}" <<'PY'
+    "$BACKEND" "${SUITE_ARGS[@]}" <<'PY'
 import re
 import shlex
 import sys
 from pathlib import Path
 
-root, output, device, disk_size, timeout, shift = sys.argv[1:7]
-suite_args = sys.argv[7:]
+root, output, device, disk_size, timeout, shift, backend = sys.argv[1:8]
+suite_args = sys.argv[8:]
 import ncqguest
 import ncqsuite
 
@@ -158,6 +170,7 @@ out = Path(output)
 r = ncqsuite.run("run-cdl-tools", ncqsuite.workdir("cdl-tools"), out,
                  ncqguest.Workload(script=script, timeout_s=int(timeout)),
                  device=device, disk_size=disk_size, snapshot=False,
+                 backend="null" if backend == "null" else "qcow2",
                  timeout_s=int(timeout) * 3 + 600, icount_shift=int(shift))
 counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
 for line in r.output.splitlines():
