@@ -3913,6 +3913,91 @@ static uint8_t d2h_status(AHCIQState *ahci, uint8_t port)
 }
 
 /*
+ * A queued command after a non-queued DMA command the drive aborted, as
+ * Linux's TRUSTED RECEIVE DMA probe once was (code 5Dh, which neither the
+ * drive nor QEMU's IDE core knows): the error handler restarts the port
+ * and issues queued reads.  The FIS that accepts the first one must
+ * carry no error (no TFES), its PxCI bit must clear, and each read's data
+ * must land in its own PRDT buffer and nowhere else, even after the host
+ * has reused that buffer and issued the next command (a slot left in
+ * PxCI was fetched and run again then: a guest's heap corrupted).
+ */
+#define ATA_TRUSTED_RCV_DMA 0x5d
+
+static void ncq_wait_sact(AHCIQState *ahci, uint8_t port, uint8_t slot)
+{
+    int i;
+
+    for (i = 0; i < 100000; i++) {
+        uint32_t is = ahci_px_rreg(ahci, port, AHCI_PX_IS);
+
+        g_assert_cmphex(is & AHCI_PX_IS_TFES, ==, 0);
+        if (!(ahci_px_rreg(ahci, port, AHCI_PX_SACT) & (1u << slot))) {
+            return;
+        }
+        qtest_clock_step_next(ahci->parent->qts);
+    }
+    g_assert_not_reached();
+}
+
+static void test_ncq_after_aborted_non_queued(void)
+{
+    enum { LEN = 4096, GUARD = 4096, AREA = 3 * GUARD + 2 * LEN };
+    static uint8_t data[2][LEN], want[AREA], got[AREA];
+    const uint64_t lba[2] = { 200, 300 };
+    uint8_t port, status, slot[2];
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t area = ahci_alloc(ahci, AREA), scratch = ahci_alloc(ahci, LEN);
+    const uint64_t off[2] = { GUARD, 2 * GUARD + LEN };
+    AHCICommand *cmd;
+    int i, j;
+
+    for (i = 0; i < 2; i++) {
+        for (j = 0; j < LEN; j++) {
+            data[i][j] = 0x11 * (i + 1) + j * 7;
+        }
+        ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data[i], LEN, lba[i]);
+    }
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, ATA_TRUSTED_RCV_DMA,
+                            0, 0, LEN / 512, scratch, LEN, &status),
+                    ==, ATA_ERR_ABRT);
+
+    memset(want, 0xa5, AREA);
+    qtest_memset(qts, area, 0xa5, AREA);
+    for (i = 0; i < 2; i++) {
+        cmd = ncq_prepare(ahci, port, READ_FPDMA_QUEUED, area + off[i], LEN,
+                          lba[i]);
+        slot[i] = ahci_command_slot(cmd);
+        ahci_command_issue_async(ahci, cmd);
+        /* accepted: no error in the FIS, TFD or IS; PxCI clear */
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_IS) &
+                        AHCI_PX_IS_TFES, ==, 0);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_TFD) &
+                        AHCI_PX_TFD_STS_ERR, ==, 0);
+        g_assert_cmphex(d2h_status(ahci, port) & 0x01, ==, 0);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI), ==, 0);
+        ncq_wait_sact(ahci, port, slot[i]);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI), ==, 0);
+        ahci_command_free(cmd);
+
+        memcpy(want + off[i], data[i], LEN);
+        qtest_memread(qts, area, got, AREA);
+        g_assert(!memcmp(got, want, AREA));
+        /* the host reuses the buffer: nothing may write it again */
+        memset(want + off[i], 0x3c, LEN);
+        qtest_memset(qts, area + off[i], 0x3c, LEN);
+    }
+    g_assert_cmpuint(slot[0], !=, slot[1]);
+    qtest_memread(qts, area, got, AREA);
+    g_assert(!memcmp(got, want, AREA));
+    ahci_free(ahci, area);
+    ahci_free(ahci, scratch);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
  * CDL on a non-queued READ DMA EXT (the index in FEATURE bits 2:0, as
  * Linux puts it with NCQ off): the same policies as over NCQ.  Read
  * descriptor 1's active time limit of 10 us is missed by any access.
@@ -5017,6 +5102,8 @@ static void add_error_tests(void)
     qtest_add_func("/ncq-disk/error/queued-before-log-read",
                    test_error_queued_before_log_read);
     qtest_add_func("/ncq-disk/error/short-prdt", test_error_short_prdt);
+    qtest_add_func("/ncq-disk/ncq/after-aborted-non-queued",
+                   test_ncq_after_aborted_non_queued);
     qtest_add_func("/ncq-disk/error/dma-to-mmio-does-not-hang",
                    test_dma_to_mmio_does_not_hang);
     qtest_add_func("/ncq-disk/error/fetch-during-drop",
