@@ -75,15 +75,9 @@ done
 if [ -z "$DISK_SIZE" ]; then
     # 1G, or a zoned model's capacity (model=NAME or model-file=PATH of
     # --device): the device refuses an image of another size
-    DISK_SIZE=1G
-    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
-    mfile=$(echo ",$DEVICE," | sed -n 's/.*,model-file=\([^,]*\),.*/\1/p')
-    [ -n "$mfile" ] || mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
-    if [ -f "$mfile" ] && grep -q '^\[zones\]' "$mfile"; then
-        sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
-        [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
-        DISK_SIZE=$((sectors * 512))
-    fi
+    DISK_SIZE=$("$HERE/model-bytes.sh" --zoned "$DEVICE") || exit 2
+    [ -n "$DISK_SIZE" ] || DISK_SIZE=1G
+fi
 fi
 for t in "${TESTS[@]}"; do
     # zbd's tests make dm-linear/dm-zoned targets (dmsetup), f2fs (which asks

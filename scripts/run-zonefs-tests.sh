@@ -74,15 +74,8 @@ done
 case "$DEBIAN" in bookworm | trixie) ;; *) die "--debian wants bookworm or trixie, got '$DEBIAN'" ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
 if [ -z "$DISK_SIZE" ]; then
-    # the model's capacity in sectors, from its model file (model=NAME or
-    # model-file=PATH of --device)
-    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
-    mfile=$(echo ",$DEVICE," | sed -n 's/.*,model-file=\([^,]*\),.*/\1/p')
-    [ -n "$mfile" ] || mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
-    [ -f "$mfile" ] || die "no model file $mfile for --device '$DEVICE': give --disk-size"
-    sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
-    [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
-    DISK_SIZE=$((sectors * 512))
+    # the model's capacity (model=NAME or model-file=PATH of --device)
+    DISK_SIZE=$("$HERE/model-bytes.sh" "$DEVICE") || exit 2
 fi
 command -v gcc >/dev/null || die "gcc is needed to build mkzonefs: apt-get install build-essential"
 for h in blkid/blkid.h uuid/uuid.h; do
