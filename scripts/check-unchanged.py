@@ -17,7 +17,8 @@ defaults to the working tree.  Compared items:
 - the QEMU device (skipped with --sim-only): the device traces of
   scenario 1's boot and scenario 2's three boots (guest-tests/scenarios),
   run under -icount with each version's QEMU and the same guest image and
-  harness (the working tree's).
+  harness (the working tree's); a -global setting of the harness that
+  one side's QEMU lacks is dropped on both sides and named.
 
 One line per item, "identical" or "DIFFERS" with the first differing
 line, then a summary line; the exit status is 1 if anything differs and
@@ -332,7 +333,19 @@ GUEST_CHILD = r"""
 import concurrent.futures, shutil, sys
 from pathlib import Path
 from scenarios import s1_depth, s2_starvation as s2
+import ncqguest
 out, jobs = Path(sys.argv[1]), int(sys.argv[2])
+drop = set(sys.argv[3:])   # -global settings one of the two QEMUs lacks
+command = ncqguest.Guest.command
+def without_drop(self, *a, **kw):
+    args, kept = command(self, *a, **kw), []
+    for arg in args:
+        if kept and kept[-1] == "-global" and arg in drop:
+            kept.pop()
+        else:
+            kept.append(arg)
+    return kept
+ncqguest.Guest.command = without_drop
 work = out / "work"
 def s1():
     return "s1", s1_depth.boot(work / "s1")
@@ -348,6 +361,36 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
 shutil.rmtree(work)
 """
 GUEST_TRACES = ("s1", "s2-timeout", "s2-none", "s2-fcfs")
+
+
+def harness_globals():
+    """The -global settings the working tree's harness passes QEMU."""
+    src = (ROOT / "guest-tests" / "ncqguest.py").read_text()
+    return re.findall(r'"-global", "([^"]+)"', src)
+
+
+def has_property(build, setting):
+    """Whether @build's QEMU knows the property of "driver.prop=value"."""
+    driver, prop = setting.split("=", 1)[0].split(".", 1)
+    p = subprocess.run([str(build / "qemu-system-x86_64"), "-device",
+                        f"{driver},help"], capture_output=True, text=True)
+    return re.search(rf"^\s*{re.escape(prop)}=", p.stdout, re.M) is not None
+
+
+def globals_to_drop(builds):
+    """The harness's -global settings that some side's QEMU lacks: both
+    sides boot without them, so that the two traces see the same
+    machine (a property added since the base, e.g. ich9-ahci.sata-gen,
+    would otherwise stop the base's QEMU or change only the head)."""
+    drop = []
+    for setting in harness_globals():
+        missing = [label for label, b in builds.items()
+                   if not has_property(b, setting)]
+        if missing:
+            log(f"-global {setting}: not in the {' and '.join(missing)} "
+                "QEMU; both sides boot without it")
+            drop.append(setting)
+    return drop
 
 
 def harness_digest():
@@ -371,14 +414,14 @@ def image_dir():
     return Path(out.strip().splitlines()[-1])
 
 
-def guest_traces(side, build, image, jobs):
+def guest_traces(side, build, image, jobs, drop):
     """{name: lines} of the side's four guest traces (cached for commits
     by QEMU binary, image and harness)."""
     out = side.dir / "guest-traces"
     key = {"qemu": file_digest(build / "qemu-system-x86_64"),
            "initrd": file_digest(image / "initrd.img"),
            "kernel": file_digest(image / "vmlinuz"),
-           "harness": harness_digest()}
+           "harness": harness_digest(), "dropped": drop}
     stamp = out / "key.json"
     cached = (side.commit and stamp.exists() and
               json.loads(stamp.read_text()) == key and
@@ -393,7 +436,7 @@ def guest_traces(side, build, image, jobs):
             f"{build}")
         env = pyrun.env(dict(os.environ, NCQ_QEMU_BUILD=str(build),
                              NCQ_IMAGE_DIR=str(image)))
-        run([sys.executable, "-c", GUEST_CHILD, str(out), str(jobs)],
+        run([sys.executable, "-c", GUEST_CHILD, str(out), str(jobs)] + drop,
             f"{side.label}: guest runs", env=env)
         stamp.write_text(json.dumps(key, indent=1) + "\n")
     return {n: (out / f"{n}.trace").read_text().splitlines()
@@ -403,7 +446,8 @@ def guest_traces(side, build, image, jobs):
 def compare_guests(base, head, jobs, tally):
     builds = {s.label: s.qemu() for s in (base, head)}
     image = image_dir()
-    traces = {s.label: guest_traces(s, builds[s.label], image, jobs)
+    drop = globals_to_drop(builds)
+    traces = {s.label: guest_traces(s, builds[s.label], image, jobs, drop)
               for s in (base, head)}
     for n in GUEST_TRACES:
         a, b = traces[base.label][n], traces[head.label][n]

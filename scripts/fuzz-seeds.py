@@ -210,14 +210,22 @@ EXPECTED = {
 }
 
 # Seeds for another drive than the campaign's (QEMU_FUZZ_ARGS'): the
-# ncq-disk properties they add and the null-co disk's size in bytes, which
-# a host-managed model needs to be its capacity exactly.  --check-seeds
-# runs them so; a campaign runs every seed on its own drive (the fuzz.sh
-# --ci leg model=wd-hc620 runs these on theirs).
+# ncq-disk properties they add; the null-co disk is then the model's
+# capacity (scripts/model-bytes.sh), which a host-managed model needs
+# exactly.  --check-seeds runs them so; a campaign runs every seed on its
+# own drive (the fuzz.sh --ci leg model=wd-hc620 runs these on theirs).
 SEED_DRIVE = {
-    "zac": ("model=wd-hc620", 14000519643136),
-    "zac-queued": ("model=wd-hc620", 14000519643136),
+    "zac": "model=wd-hc620",
+    "zac-queued": "model=wd-hc620",
 }
+
+
+def model_bytes(props):
+    """The capacity in bytes of the model @props names."""
+    return int(subprocess.run(
+        [str(Path(__file__).resolve().parent / "model-bytes.sh"),
+         "ncq-disk," + props], check=True, capture_output=True,
+        text=True).stdout)
 
 # What each seed must do that the device trace does not record: QEMU trace
 # events of the device (hw/ide/ncq-disk/trace-events) in the fuzzer's log.
@@ -488,8 +496,9 @@ def check(fuzzer, out):
             dflag = ",".join(f"trace:{e}" for e in TRACE_EVENTS)
             args = base
             if name in SEED_DRIVE:
-                props, size = SEED_DRIVE[name]
-                args = re.sub(r"file\.size=\d+", f"file.size={size}", args)
+                props = SEED_DRIVE[name]
+                args = re.sub(r"file\.size=\d+",
+                              f"file.size={model_bytes(props)}", args)
                 args += "," + props
             env = dict(os.environ, QEMU_FUZZ_ARGS=f"-d {dflag} -D {events} "
                        f"{args},trace={trace}")

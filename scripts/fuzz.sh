@@ -78,9 +78,6 @@ die() { echo "fuzz: $*" >&2; exit 1; }
 # same time.
 CI_RUNS=1000 CI_SEED=1
 CI_LEGS=("" "cdl=on" "model=wd-hc620")
-# The null-co disk of a host-managed model is its capacity exactly (the
-# drive refuses any other at startup): bytes by model, for --props model=.
-declare -A MODEL_BYTES=([wd-hc620]=14000519643136)
 # A replayed input that runs longer than this is a time-out (the fixed
 # inputs run in milliseconds).
 REPLAY_TIMEOUT=30
@@ -162,9 +159,11 @@ fuzz_args() {
 -drive file=null-co://,if=none,format=raw,id=disk0,file.read-zeroes=on,file.size=$size \
 -device ncq-disk,id=disk0,drive=disk0,bus=ide.0,x-host-wait-ms=1000$1"
 }
-if [ -z "$size_given" ] && [[ $props =~ ,model=([a-z0-9-]+) ]] &&
-   [ -n "${MODEL_BYTES[${BASH_REMATCH[1]}]:-}" ]; then
-    size=${MODEL_BYTES[${BASH_REMATCH[1]}]}
+# The null-co disk of a host-managed model (--props model=) is its capacity
+# exactly: the drive refuses any other at startup.
+if [ -z "$size_given" ]; then
+    zoned_size=$("$HERE/model-bytes.sh" --zoned "ncq-disk$props") || exit 2
+    size=${zoned_size:-$size}
 fi
 export QEMU_FUZZ_ARGS
 QEMU_FUZZ_ARGS=$(fuzz_args "$props")

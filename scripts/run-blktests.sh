@@ -21,7 +21,8 @@
 #   --disk-size SIZE          the drive's capacity (default 1G; a zoned model's
 #                             capacity, from its model file: it needs exactly it)
 #   --smp N                   guest CPUs (default 4: block/022 wants 2)
-#   --memory SIZE             guest RAM (default 1G)
+#   --memory SIZE             guest RAM (default 1G, 3G with zbd tests: zbd/009,
+#                             010 and 012 load a 1 GiB scsi_debug disk)
 #   --test-timeout S          blktests' TIMEOUT: the most one test's fio runs (default 30)
 #   --timeout S               the whole run's bound in guest seconds (default 3600)
 #   --package NAME            one more Debian package in the image (repeatable)
@@ -41,7 +42,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-blktests: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEBIAN=bookworm DEVICE=ncq-disk,model=st3400620as DISK_SIZE= SMP=4 MEMORY=1G
+DEBIAN=bookworm DEVICE=ncq-disk,model=st3400620as DISK_SIZE= SMP=4 MEMORY=
 TEST_TIMEOUT=30 TIMEOUT=3600 OUTPUT=$PWD/blktests-results
 PACKAGES=()
 ARGS=()
@@ -75,15 +76,12 @@ done
 if [ -z "$DISK_SIZE" ]; then
     # 1G, or a zoned model's capacity (model=NAME or model-file=PATH of
     # --device): the device refuses an image of another size
-    DISK_SIZE=1G
-    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
-    mfile=$(echo ",$DEVICE," | sed -n 's/.*,model-file=\([^,]*\),.*/\1/p')
-    [ -n "$mfile" ] || mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
-    if [ -f "$mfile" ] && grep -q '^\[zones\]' "$mfile"; then
-        sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
-        [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
-        DISK_SIZE=$((sectors * 512))
-    fi
+    DISK_SIZE=$("$HERE/model-bytes.sh" --zoned "$DEVICE") || exit 2
+    [ -n "$DISK_SIZE" ] || DISK_SIZE=1G
+fi
+if [ -z "$MEMORY" ]; then
+    MEMORY=1G
+    for t in "${TESTS[@]}"; do case "$t" in zbd*) MEMORY=3G ;; esac; done
 fi
 for t in "${TESTS[@]}"; do
     # zbd's tests make dm-linear/dm-zoned targets (dmsetup), f2fs (which asks

@@ -90,14 +90,8 @@ CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such direc
 [ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \
     || die "$CHECKOUT is no cdl-tools checkout (no tests/cdl-tests.sh and src/): git clone https://github.com/westerndigitalcorporation/cdl-tools and pass its directory"
 if [ -z "$DISK_SIZE" ]; then
-    # the model's capacity in sectors, from its model file (model=NAME of
-    # --device; ncq-disk's default model when none is given)
-    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
-    mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
-    [ -f "$mfile" ] || die "no model file $mfile for --device '$DEVICE': give --disk-size"
-    sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
-    [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
-    DISK_SIZE=$((sectors * 512))
+    # the model's capacity (model=NAME or model-file=PATH of --device)
+    DISK_SIZE=$("$HERE/model-bytes.sh" "$DEVICE") || exit 2
 fi
 case "$SHIFT" in [0-9] | 10) ;; *) die "--icount-shift wants 0 to 10, got '$SHIFT'" ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac

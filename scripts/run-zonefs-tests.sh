@@ -21,8 +21,9 @@
 #   --disk-size SIZE          the drive's capacity (default: the model's, from
 #                             its model file; a zoned drive needs exactly it)
 #   --short                   the suite's -s: leave out its long tests
-#   --memory SIZE             guest RAM (default 1G; test 0330's fio wants 4G:
-#                             8 zone-sized buffers)
+#   --memory SIZE             guest RAM (default 4G: test 0330's fio holds 8
+#                             zone-sized buffers; QEMU allocates the RAM the
+#                             guest touches, so it costs the host no more)
 #   --timeout S               the whole run's bound in guest seconds (default 7200)
 #   --output DIR              where the suite's logs go (default ./zonefs-tests-results)
 #   -h, --help                this text
@@ -37,7 +38,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "run-zonefs-tests: error: $*" >&2; exit 2; }
 usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
 
-DEBIAN=trixie DEVICE=ncq-disk,model=wd-hc620 DISK_SIZE= TIMEOUT=7200 MEMORY=1G
+DEBIAN=trixie DEVICE=ncq-disk,model=wd-hc620 DISK_SIZE= TIMEOUT=7200 MEMORY=4G
 OUTPUT=$PWD/zonefs-tests-results
 SUITE_ARGS=()
 ARGS=()
@@ -74,15 +75,8 @@ done
 case "$DEBIAN" in bookworm | trixie) ;; *) die "--debian wants bookworm or trixie, got '$DEBIAN'" ;; esac
 case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
 if [ -z "$DISK_SIZE" ]; then
-    # the model's capacity in sectors, from its model file (model=NAME or
-    # model-file=PATH of --device)
-    model=$(echo ",$DEVICE," | sed -n 's/.*,model=\([^,]*\),.*/\1/p')
-    mfile=$(echo ",$DEVICE," | sed -n 's/.*,model-file=\([^,]*\),.*/\1/p')
-    [ -n "$mfile" ] || mfile=$ROOT/hw/ide/ncq-model/models/${model:-st3400620as}.ncqm
-    [ -f "$mfile" ] || die "no model file $mfile for --device '$DEVICE': give --disk-size"
-    sectors=$(sed -n 's/^capacity *= *\([0-9]*\).*/\1/p' "$mfile")
-    [ -n "$sectors" ] || die "$mfile has no capacity: give --disk-size"
-    DISK_SIZE=$((sectors * 512))
+    # the model's capacity (model=NAME or model-file=PATH of --device)
+    DISK_SIZE=$("$HERE/model-bytes.sh" "$DEVICE") || exit 2
 fi
 command -v gcc >/dev/null || die "gcc is needed to build mkzonefs: apt-get install build-essential"
 for h in blkid/blkid.h uuid/uuid.h; do
