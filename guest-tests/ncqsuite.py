@@ -47,3 +47,18 @@ def run(tool, work, out, workload, rename=lambda name: name, **guest_kw):
     (out / "dmesg.txt").write_text(r.dmesg)
     (out / "console.txt").write_text(r.console)
     return r
+
+
+def finish(tool, status, total, failed, out, suite="the suite"):
+    """End a runner with its exit status: 2 when the guest's run hit its
+    time-out (@status 137) or @suite reported no test (@total 0), each
+    with one line on stderr; else 1 when @failed, 0 when not."""
+    if status == 137:
+        print(f"{tool}: error: the run hit --timeout; the tests after the "
+              "last verdict did not run", file=sys.stderr)
+        sys.exit(2)
+    if not total:
+        print(f"{tool}: error: {suite} reported no test; its output is in "
+              f"{out}/output.txt", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(1 if failed else 0)

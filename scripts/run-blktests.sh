@@ -207,13 +207,6 @@ for name in os.environ.get("NCQ_EXPECTED", "").split():
 total = sum(counts.values())
 print(f"blktests: {counts['passed']} passed, {counts['failed']} failed, "
       f"{counts['not run']} not run (results in {out})")
-if r.status == 137:
-    print("run-blktests: error: the run hit --timeout; the tests after the "
-          "last verdict did not run", file=sys.stderr)
-    sys.exit(2)
-if total == 0:
-    print("run-blktests: error: blktests reported no test; its output is in "
-          f"{out}/output.txt", file=sys.stderr)
-    sys.exit(2)
-sys.exit(1 if counts["failed"] else 0)
+ncqsuite.finish("run-blktests", r.status, total, counts["failed"], out,
+                suite="blktests")
 PY

@@ -178,13 +178,6 @@ for line in r.output.splitlines():
 print(f"cdl-tools: {counts['PASS']} passed, {counts['FAILED']} failed, "
       f"{counts['SKIP']} skipped, {counts['WARNING']} warnings "
       f"(logs in {out})")
-if r.status == 137:
-    print("run-cdl-tools: error: the run hit --timeout; the tests after the "
-          "last verdict did not run", file=sys.stderr)
-    sys.exit(2)
-if not sum(counts.values()):
-    print("run-cdl-tools: error: the suite reported no test; its output is "
-          f"in {out}/output.txt", file=sys.stderr)
-    sys.exit(2)
-sys.exit(1 if counts["FAILED"] else 0)
+ncqsuite.finish("run-cdl-tools", r.status, sum(counts.values()),
+                counts["FAILED"], out)
 PY

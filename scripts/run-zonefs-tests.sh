@@ -172,13 +172,6 @@ for line in r.output.splitlines():
             print(f"      {ln.strip()}")
 print(f"zonefs-tests: {counts['PASS']} passed, {counts['FAIL']} failed, "
       f"{counts['skip']} skipped (logs in {out})")
-if r.status == 137:
-    print("run-zonefs-tests: error: the run hit --timeout; the tests after "
-          "the last verdict did not run", file=sys.stderr)
-    sys.exit(2)
-if not sum(counts.values()):
-    print("run-zonefs-tests: error: the suite reported no test; its output "
-          f"is in {out}/output.txt", file=sys.stderr)
-    sys.exit(2)
-sys.exit(1 if counts["FAIL"] else 0)
+ncqsuite.finish("run-zonefs-tests", r.status, sum(counts.values()),
+                counts["FAIL"], out)
 PY
