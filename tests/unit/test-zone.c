@@ -634,6 +634,172 @@ static void test_invariants(void)
     ncq_model_free(m);
 }
 
+/*
+ * The zone state as text (zone-file.c, the device's zone-state file):
+ * what a power-on finds, a round trip, and every bad input refused with
+ * its line, the model unchanged.
+ */
+#define ZHDR "# ncq-disk zone state v1 model=zsmall zones=14 " \
+    "zone_sectors=128 conventional=2\n"
+
+static int zload(NcqModel *m, const char *text, char *err, size_t len)
+{
+    err[0] = '\0';
+    return ncq_model_zone_state_parse(m, text, strlen(text), err, len);
+}
+
+static void test_state_file(void)
+{
+    NcqModel *a = ncq_test_model_text(ZTEXT("off"), 1);
+    NcqModel *b = ncq_test_model_text(ZTEXT("off"), 1);
+    char *t, *t2, err[512];
+    uint32_t z;
+    static const struct {
+        const char *text;   /* after ZHDR, unless it starts with '!' */
+        const char *want;   /* in the message */
+    } bad[] = {
+        { "!", "line 1: the file is empty" },
+        { "!hello\n", "line 1: not an ncq-disk zone state" },
+        { "!# ncq-disk zone state v2 model=zsmall zones=14\n",
+          "line 1: zone state version '2' is not one this QEMU reads" },
+        { "!# ncq-disk zone state v1 model=other zones=14 zone_sectors=128 "
+          "conventional=2\n", "line 1: written for model other, but this "
+          "drive is zsmall; the file is another drive's" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=15 zone_sectors=128 "
+          "conventional=2\n", "line 1: written for 15 zones, but this "
+          "drive has 14" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=64 "
+          "conventional=2\n", "zones of 64 sectors, but this drive's have "
+          "128" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+          "conventional=3\n", "written for 3 conventional zones" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=14 "
+          "zone_sectors=128\n", "the header lacks conventional=" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=x zone_sectors=128 "
+          "conventional=2\n", "header field zones=x is not a number" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+          "conventional=2 color=red\n", "unknown header field 'color'" },
+        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+          "conventional=2 junk\n", "header field 'junk' is not key=value" },
+        { "5 closed\n", "line 2: a zone line is ZONE CONDITION" },
+        { "5 closed 700 9\n", "line 2: a zone line is ZONE CONDITION" },
+        { "five closed 700\n", "zone 'five' is not a zone index" },
+        { "14 closed 1800\n", "zone 14 beyond the drive's 14 zones (0-13)" },
+        { "1 closed 130\n", "zone 1 is conventional (zones 0-1 are)" },
+        { "\n# c\n6 full 896\n5 closed 650\n",
+          "line 5: zone 5 listed twice or out of order" },
+        { "5 full 768\n5 full 768\n", "line 3: zone 5 listed twice" },
+        { "5 half 700\n", "zone 5: unknown condition 'half'" },
+        { "5 closed 0x2c0\n", "write pointer '0x2c0' is not an LBA" },
+        { "5 closed 123\n", "line 2: write pointer 123 outside zone 5 "
+          "(LBAs 640-767; a full zone's is 768)" },
+        { "5 closed 769\n", "write pointer 769 outside zone 5" },
+        { "5 full 700\n", "zone 5 is full, but its write pointer 700" },
+        { "5 empty 700\n", "zone 5 is empty, but its write pointer 700" },
+        { "5 closed 640\n", "zone 5 is closed with its write pointer at its "
+          "start 640" },
+        { "5 implicitly-open 768\n", "write full" },
+        { "5 offline 700\n", "zone 5 is offline: it has no write pointer" },
+    };
+    size_t i;
+
+    /* every condition a drive keeps, and open zones */
+    CHECK_EQ(run(a, NCQ_OP_WRITE, Z(2), 16), 0);       /* implicitly open */
+    CHECK_EQ(act(a, NCQ_ZONE_OPEN, Z(3), false), 0);   /* opened, empty */
+    CHECK_EQ(run(a, NCQ_OP_WRITE, Z(4), 128), 0);      /* full */
+    CHECK_EQ(run(a, NCQ_OP_WRITE, Z(5), 8), 0);
+    CHECK_EQ(act(a, NCQ_ZONE_CLOSE, Z(5), false), 0);  /* closed */
+    CHECK_EQ(act(a, NCQ_ZONE_OPEN, Z(6), false), 0);
+    CHECK_EQ(run(a, NCQ_OP_WRITE, Z(6), 40), 0);       /* explicitly open */
+    CHECK_EQ(ncq_model_zone_set_cond(a, 7, NCQ_ZC_READ_ONLY), 0);
+    CHECK_EQ(ncq_model_zone_set_cond(a, 8, NCQ_ZC_OFFLINE), 0);
+    t = ncq_model_zone_state_format(a);
+    CHECK(t && !strcmp(t, ZHDR
+          "# zone condition write-pointer (LBA; - for read-only and "
+          "offline); zones not listed are empty\n"
+          "2 implicitly-open 272\n3 explicitly-open 384\n4 full 640\n"
+          "5 closed 648\n6 explicitly-open 808\n7 read-only -\n"
+          "8 offline -\n"), "format:\n%s", t ? t : "(null)");
+    CHECK_EQ(zload(b, t, err, sizeof(err)), 0);
+    CHECK(!err[0], "no message: %s", err);
+    /* a power-on: open zones closed, or empty at their start */
+    CHECK(cond(b, 2) == NCQ_ZC_CLOSED && wp(b, 2) == Z(2) + 16, "zone 2");
+    CHECK(cond(b, 3) == NCQ_ZC_EMPTY && wp(b, 3) == Z(3), "zone 3");
+    CHECK(cond(b, 4) == NCQ_ZC_FULL && wp(b, 4) == Z(5), "zone 4");
+    CHECK(cond(b, 5) == NCQ_ZC_CLOSED && wp(b, 5) == Z(5) + 8, "zone 5");
+    CHECK(cond(b, 6) == NCQ_ZC_CLOSED && wp(b, 6) == Z(6) + 40, "zone 6");
+    CHECK_EQ(cond(b, 7), NCQ_ZC_READ_ONLY);
+    CHECK_EQ(cond(b, 8), NCQ_ZC_OFFLINE);
+    CHECK_EQ(cond(b, 1), NCQ_ZC_NOT_WP);
+    for (z = 9; z < 14; z++) {
+        CHECK(cond(b, z) == NCQ_ZC_EMPTY && wp(b, z) == Z(z), "zone %u", z);
+    }
+    /* the same as a power loss leaves the first model */
+    ncq_model_power_loss(a, now + 1000);
+    t2 = ncq_model_zone_state_format(b);
+    free(t);
+    t = ncq_model_zone_state_format(a);
+    CHECK(t && t2 && !strcmp(t, t2), "after a power loss:\n%s\nloaded:\n%s",
+          t ? t : "", t2 ? t2 : "");
+    /* the loaded drive works on: writes at its pointers, no open zone */
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(2) + 16, 8), 0);
+    CHECK_EQ(cond(b, 2), NCQ_ZC_IMP_OPEN);
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(9), 8), 0);
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(10), 8), 0);       /* 3 open: limit */
+    CHECK_EQ(act(b, NCQ_ZONE_OPEN, Z(11), false), 0);  /* closes zone 2 */
+    CHECK_EQ(cond(b, 2), NCQ_ZC_CLOSED);
+    free(t);
+    free(t2);
+    /* comments, blank lines, CRLF, and a fresh drive */
+    CHECK_EQ(zload(b, ZHDR "\r\n  # note\r\n\t\r\n12 closed 1540\r\n", err,
+                   sizeof(err)), 0);
+    CHECK(cond(b, 12) == NCQ_ZC_CLOSED && wp(b, 12) == 1540 &&
+          cond(b, 2) == NCQ_ZC_EMPTY && cond(b, 4) == NCQ_ZC_EMPTY,
+          "loaded whole: %s", err);
+    ncq_model_free(b);
+    b = ncq_test_model_text(ZTEXT("off"), 1);
+    t = ncq_model_zone_state_format(b);
+    CHECK_EQ(zload(a, t, err, sizeof(err)), 0);
+    for (z = 2; z < 14; z++) {
+        CHECK(cond(a, z) == NCQ_ZC_EMPTY, "fresh zone %u", z);
+    }
+    free(t);
+    /* bad input: one message naming the line, nothing changed */
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(5), 8), 0);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char text[512];
+
+        if (bad[i].text[0] == '!') {
+            snprintf(text, sizeof(text), "%s", bad[i].text + 1);
+        } else {
+            snprintf(text, sizeof(text), ZHDR "%s", bad[i].text);
+        }
+        CHECK(zload(b, text, err, sizeof(err)) == NCQ_ERR_PARSE &&
+              strstr(err, bad[i].want) && !strchr(err, '\n'),
+              "bad %zu: got '%s', expected '%s'", i, err, bad[i].want);
+        CHECK(cond(b, 5) == NCQ_ZC_IMP_OPEN && wp(b, 5) == Z(5) + 8,
+              "bad %zu changed the zones", i);
+    }
+    CHECK_EQ(ncq_model_zone_state_parse(b, ZHDR "5\0", sizeof(ZHDR) + 1,
+                                        err, sizeof(err)), NCQ_ERR_PARSE);
+    memset(err, 'x', 300);
+    err[300] = '\0';
+    {
+        char longer[700];
+
+        snprintf(longer, sizeof(longer), ZHDR "5 closed %s\n", err);
+        CHECK(zload(b, longer, err, sizeof(err)) == NCQ_ERR_PARSE &&
+              strstr(err, "line 2: line longer than 255"), "long: %s", err);
+    }
+    ncq_model_free(b);
+    /* a drive without zones has no zone state */
+    b = ncq_test_model("st3400620as", 1);
+    CHECK(ncq_model_zone_state_format(b) == NULL, "no zones: no text");
+    CHECK_EQ(zload(b, ZHDR, err, sizeof(err)), NCQ_ERR_INVAL);
+    ncq_model_free(b);
+    ncq_model_free(a);
+}
+
 int main(void)
 {
     test_geometry();
@@ -646,6 +812,7 @@ int main(void)
     test_timing();
     test_race();
     test_power_loss();
+    test_state_file();
     test_determinism_and_state();
     test_bad_params();
     test_invariants();

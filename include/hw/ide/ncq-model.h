@@ -672,6 +672,23 @@ int ncq_model_zone_action(NcqModel *m, NcqZoneAction action, uint64_t lba,
                           bool all);
 /* Make a zone read-only or offline (a fault; no command reverses it). */
 int ncq_model_zone_set_cond(NcqModel *m, uint32_t zone, NcqZoneCond c);
+/*
+ * The zone state a drive keeps on its media, as text (zone-file.c; the
+ * device's zone-state file, docs/smr.md): a header naming the model and
+ * its zone geometry, then one line per sequential zone that is not empty
+ * (index, condition, write pointer).  malloc'd, the caller frees it;
+ * NULL for a model without zones or out of memory.
+ */
+char *ncq_model_zone_state_format(const NcqModel *m);
+/*
+ * Load such a text (@len bytes) into an idle model, as a power-on finds
+ * it: write pointers, full, read-only and offline zones stay; open zones
+ * come back closed, or empty when their pointer is at their start.  0,
+ * or NCQ_ERR_PARSE with @err "line N: <problem>; <fix>" (the model
+ * unchanged); NCQ_ERR_INVAL for a model without zones.
+ */
+int ncq_model_zone_state_parse(NcqModel *m, const char *text, size_t len,
+                               char *err, size_t errlen);
 
 /* ---- power loss ---- */
 typedef struct NcqRange {
