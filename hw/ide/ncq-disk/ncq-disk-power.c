@@ -222,6 +222,8 @@ uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
     ncq_undo_clear(d->power.undo);
     blk_flush(s->blk);
     ncq_disk_smart_save_file(d);
+    /* what the drive keeps: pointers as the power loss left them */
+    ncq_disk_zstate_save(d, "power-cut");
     trace_ncq_disk_power_cut(d, sectors, nv);
     /* A fault rule may cut the power with no one asking: say what it did */
     info_report("ncq-disk %s: power cut; %" PRIu64 " sectors in %d ranges "

@@ -147,6 +147,16 @@ static NcqDiskZonesInfo *ncq_disk_zones_info(NcqDisk *d)
             QAPI_LIST_APPEND(ctail, e);
         }
     }
+    if (d->prop.zone_state) {
+        info->state_file = g_strdup(d->prop.zone_state);
+        info->has_state_writes = true;
+        info->state_writes = d->zstate.writes;
+    }
+    if (d->zstate.reason) {
+        info->state_reason = g_strdup(d->zstate.reason);
+        info->has_state_written_ns = true;
+        info->state_written_ns = d->zstate.last_ns;
+    }
     return info;
 }
 

@@ -447,6 +447,10 @@ static NcqDiskNext ncq_disk_complete_held(NcqDisk *d, NcqCompletion *c)
     d->held.error = ncq_disk_fault_error(c->fault);
     d->held.error_lba = c->fault_lba;
     d->held.cdl_outcome = c->cdl_outcome;
+    if (c->op == NCQ_OP_FLUSH && !d->held.error) {
+        /* the cache is on the media: so are the write pointers */
+        ncq_disk_zstate_save(d, "flush");
+    }
     ncq_disk_run_held(d);
     return NCQ_DISK_NEXT;
 }

@@ -378,6 +378,7 @@ bool ncq_disk_zac_run(NcqDisk *d, IDEState *s, uint8_t cmd, bool applied)
             return true;
         }
     }
+    ncq_disk_zstate_action(d, mc.zone_action);
     s->status = READY_STAT | SEEK_STAT;
     return true;
 }
@@ -452,7 +453,8 @@ int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
 /*
  * A queued ZAC command's deadline: REPORT ZONES's data, made now, to
  * the command's scatter list (its page count; the list is at least that
- * long, AHCI checked).  A zone action was applied when it was accepted.
+ * long, AHCI checked).  A zone action was applied when it was accepted;
+ * a RESET or FINISH goes to the zone-state file now.
  */
 void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd)
 {
@@ -460,6 +462,10 @@ void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd)
     g_autofree uint8_t *buf = NULL;
     int rc;
 
+    if (cmd->command == ATA_CMD_NCQ_NON_DATA) {
+        ncq_disk_zstate_action(d, cmd->aux & 0xff);
+        return;
+    }
     if (cmd->command != ATA_CMD_RECV_FPDMA) {
         return;
     }

@@ -350,7 +350,7 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
     ncq_disk_queue_init(d);
     ncq_disk_power_init(d);
     ncq_disk_pm_init(d);
-    if (!ncq_disk_smart_init(d, errp)) {
+    if (!ncq_disk_smart_init(d, errp) || !ncq_disk_zstate_init(d, errp)) {
         return false;
     }
     ide_dev_initfn(dev, IDE_HD, errp);
@@ -367,6 +367,7 @@ static void ncq_disk_release(NcqDisk *d)
     ncq_disk_power_cleanup(d);
     ncq_disk_pm_cleanup(d);
     ncq_disk_smart_cleanup(d);
+    ncq_disk_zstate_cleanup(d);
     if (d->trace) {
         fclose(d->trace);
         d->trace = NULL;
@@ -413,13 +414,15 @@ static void ncq_disk_realize(IDEDevice *dev, Error **errp)
 /*
  * Unplugged (device_del on an ich9-ahci port, docs/power-and-unplug.md):
  * the HBA has made the drive drop its queue already.  The trace file
- * gets what it holds; the SMART state is saved as at QEMU's exit.
+ * gets what it holds; the SMART and zone states are saved as at QEMU's
+ * exit.
  */
 static void ncq_disk_unrealize(IDEDevice *dev)
 {
     NcqDisk *d = NCQ_DISK(dev);
 
     ncq_disk_smart_save_file(d);
+    ncq_disk_zstate_save(d, "unplug");
     ncq_disk_release(d);
 }
 
@@ -466,6 +469,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("faults", NcqDisk, prop.faults),
     DEFINE_PROP_BOOL("power-loss", NcqDisk, prop.power_loss, true),
     DEFINE_PROP_STRING("smart-file", NcqDisk, prop.smart_file),
+    DEFINE_PROP_STRING("zone-state", NcqDisk, prop.zone_state),
     /* For tests: how long a stuck host I/O may hold virtual time */
     DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, prop.host_wait_ms, 30000),
     DEFINE_PROP_BOOL("x-hold-clock", NcqDisk, prop.hold_clock, false),
@@ -502,6 +506,10 @@ static const struct {
     { "smart-file", "host file keeping the drive's SMART state across QEMU "
       "runs, read at start, written at exit and power cut (docs/smart.md) "
       "(default: none)" },
+    { "zone-state", "host file keeping a host-managed drive's write pointers "
+      "and zone conditions across QEMU runs: read at start (missing: "
+      "created, every zone empty), written at flush, zone reset/finish, "
+      "stop, exit and power cut (docs/smr.md) (default: none)" },
     { "discard_granularity", "TRIM (DSM) granularity in bytes: 0 (no "
       "TRIM) or 512; 4294967295 means the model's: 512 for an SSD, 0 for "
       "a hard disk" },

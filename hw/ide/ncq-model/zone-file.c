@@ -85,6 +85,9 @@ typedef struct ZsParse {
 } ZsParse;
 
 static int zs_fail(ZsParse *ps, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int zs_fail(ZsParse *ps, const char *fmt, ...)
 {
     char msg[384];
     va_list ap;

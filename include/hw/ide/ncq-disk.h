@@ -120,6 +120,7 @@ typedef struct NcqDiskProps {
     bool hold_clock;        /* wait for host I/O without blocking */
     OnOffAuto cdl;          /* Command Duration Limits; auto: the model's */
     char *smart_file;       /* SMART state kept across QEMU runs */
+    char *zone_state;       /* zone state kept across QEMU runs */
 } NcqDiskProps;
 
 /* The non-queued command the drive holds busy until its deadline */
@@ -187,6 +188,18 @@ typedef struct NcqDiskSmart {
     bool has_exit;
 } NcqDiskSmart;
 
+/* The zone-state file (ncq-disk-zstate.c, docs/smr.md) */
+typedef struct NcqDiskZstate {
+    char *last;             /* the text last written (malloc'd) */
+    uint64_t writes;        /* write-backs this run */
+    const char *reason;     /* why the last one: flush, stop, exit, ... */
+    int64_t last_ns;        /* its virtual time */
+    bool failing;           /* the last write failed (warned once) */
+    Notifier exit;          /* QEMU exits: write it */
+    bool has_exit;
+    VMChangeStateEntry *vm; /* the VM stops: write it */
+} NcqDiskZstate;
+
 /* SCT Command Transport (ncq-disk-sct.c, docs/smart.md) */
 typedef struct NcqDiskSct {
     uint16_t erc[2];            /* ERC read, write limits, 100 ms; 0: none */
@@ -234,6 +247,7 @@ struct NcqDisk {
     NcqDiskSmart smart;
     NcqDiskPm pm;
     NcqDiskSct sct;
+    NcqDiskZstate zstate;
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
@@ -398,6 +412,12 @@ NcqDiskCdlInfo *ncq_disk_cdl_query(NcqDisk *d);
 bool ncq_disk_cdl_set(NcqDisk *d, bool has_enabled, bool enabled,
                       NcqDiskCdlDescriptorList *rd,
                       NcqDiskCdlDescriptorList *wr, Error **errp);
+/* ncq-disk-zstate.c: the zone-state file (docs/smr.md) */
+bool ncq_disk_zstate_init(NcqDisk *d, Error **errp);
+void ncq_disk_zstate_cleanup(NcqDisk *d);
+void ncq_disk_zstate_save(NcqDisk *d, const char *why);
+void ncq_disk_zstate_action(NcqDisk *d, uint8_t action);
+
 /* ncq-disk-smart.c: SMART (docs/smart.md) */
 extern const VMStateDescription vmstate_ncq_disk_smart;
 bool ncq_disk_smart_init(NcqDisk *d, Error **errp);
