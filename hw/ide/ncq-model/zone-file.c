@@ -111,13 +111,42 @@ static bool zs_u64(const char *s, uint64_t *out)
     return *end == '\0' && (*out != UINT64_MAX);
 }
 
+/* A geometry field of the header (zones, zone_sectors, conventional) */
+static int zs_geometry(ZsParse *ps, const char *key, uint64_t v, bool *have)
+{
+    const NcqModel *m = ps->m;
+    static const char fix[] = "; the file is another drive's: give this "
+        "drive a new zone-state file (or remove this one to start with "
+        "every zone empty)";
+
+    if (!strcmp(key, "zones")) {
+        have[1] = true;
+        if (v != m->zbc.nz) {
+            return zs_fail(ps, "written for %llu zones, but this drive has "
+                           "%u%s", (unsigned long long)v, m->zbc.nz, fix);
+        }
+    } else if (!strcmp(key, "zone_sectors")) {
+        have[2] = true;
+        if (v != m->p.zone_sectors) {
+            return zs_fail(ps, "written for zones of %llu sectors, but this "
+                           "drive's have %llu%s", (unsigned long long)v,
+                           (unsigned long long)m->p.zone_sectors, fix);
+        }
+    } else {
+        have[3] = true;
+        if (v != m->zbc.nconv) {
+            return zs_fail(ps, "written for %llu conventional zones, but "
+                           "this drive has %u%s", (unsigned long long)v,
+                           m->zbc.nconv, fix);
+        }
+    }
+    return 0;
+}
+
 /* The header's key=value fields against this model */
 static int zs_header(ZsParse *ps, char *line)
 {
     const NcqModel *m = ps->m;
-    const char *geo = "; the file is another drive's: give this drive a "
-                      "new zone-state file (or remove this one to start "
-                      "with every zone empty)";
     char *save = NULL, *tok;
     bool have[4] = { false };
     uint64_t v;
@@ -147,7 +176,10 @@ static int zs_header(ZsParse *ps, char *line)
         if (!strcmp(tok, "model")) {
             if (strcmp(eq, m->p.name)) {
                 return zs_fail(ps, "written for model %s, but this drive "
-                               "is %s%s", eq, m->p.name, geo);
+                               "is %s; the file is another drive's: give "
+                               "this drive a new zone-state file (or "
+                               "remove this one to start with every zone "
+                               "empty)", eq, m->p.name);
             }
             have[0] = true;
             continue;
@@ -161,28 +193,8 @@ static int zs_header(ZsParse *ps, char *line)
             return zs_fail(ps, "header field %s=%s is not a number", tok,
                            eq);
         }
-        if (!strcmp(tok, "zones")) {
-            if (v != m->zbc.nz) {
-                return zs_fail(ps, "written for %llu zones, but this "
-                               "drive has %u%s", (unsigned long long)v,
-                               m->zbc.nz, geo);
-            }
-            have[1] = true;
-        } else if (!strcmp(tok, "zone_sectors")) {
-            if (v != m->p.zone_sectors) {
-                return zs_fail(ps, "written for zones of %llu sectors, but "
-                               "this drive's have %llu%s",
-                               (unsigned long long)v,
-                               (unsigned long long)m->p.zone_sectors, geo);
-            }
-            have[2] = true;
-        } else {
-            if (v != m->zbc.nconv) {
-                return zs_fail(ps, "written for %llu conventional zones, "
-                               "but this drive has %u%s",
-                               (unsigned long long)v, m->zbc.nconv, geo);
-            }
-            have[3] = true;
+        if (zs_geometry(ps, tok, v, have) < 0) {
+            return NCQ_ERR_PARSE;
         }
     }
     if (!have[0] || !have[1] || !have[2] || !have[3]) {
@@ -211,6 +223,55 @@ static int zs_cond(const char *s)
 }
 
 /*
+ * Zone @z's write pointer @text for condition @c (named @name) into *@w:
+ * inside the zone, and where the condition has it.
+ */
+static int zs_pointer(ZsParse *ps, uint32_t z, int c, const char *name,
+                      const char *text, uint64_t *w)
+{
+    uint64_t s = zstart(ps->m, z), e = s + ps->m->p.zone_sectors;
+
+    if (c == NCQ_ZC_READ_ONLY || c == NCQ_ZC_OFFLINE) {
+        if (strcmp(text, "-")) {
+            return zs_fail(ps, "zone %u is %s: it has no write pointer; "
+                           "write '-'", z, name);
+        }
+        *w = s;
+        return 0;
+    }
+    if (!zs_u64(text, w)) {
+        return zs_fail(ps, "zone %u: write pointer '%s' is not an LBA", z,
+                       text);
+    }
+    if (*w < s || *w > e) {
+        return zs_fail(ps, "write pointer %llu outside zone %u (LBAs "
+                       "%llu-%llu; a full zone's is %llu)",
+                       (unsigned long long)*w, z, (unsigned long long)s,
+                       (unsigned long long)(e - 1), (unsigned long long)e);
+    }
+    if (c == NCQ_ZC_FULL && *w != e) {
+        return zs_fail(ps, "zone %u is full, but its write pointer %llu is "
+                       "not the zone's end %llu", z, (unsigned long long)*w,
+                       (unsigned long long)e);
+    }
+    if (c == NCQ_ZC_EMPTY && *w != s) {
+        return zs_fail(ps, "zone %u is empty, but its write pointer %llu is "
+                       "not the zone's start %llu", z,
+                       (unsigned long long)*w, (unsigned long long)s);
+    }
+    if (c == NCQ_ZC_CLOSED && *w == s) {
+        return zs_fail(ps, "zone %u is closed with its write pointer at its "
+                       "start %llu: a closed zone holds data; write empty",
+                       z, (unsigned long long)s);
+    }
+    if (c != NCQ_ZC_FULL && *w == e) {
+        return zs_fail(ps, "zone %u is %s with its write pointer at its end "
+                       "%llu: write full", z, name, (unsigned long long)e);
+    }
+    return 0;
+}
+
+/*
  * One zone line into @cond/@wp; *@next is the lowest zone index the
  * next line may name.
  */
@@ -218,7 +279,7 @@ static int zs_zone(ZsParse *ps, char *line, uint8_t *cond, uint64_t *wp,
                    uint32_t *next)
 {
     const NcqModel *m = ps->m;
-    uint64_t zs = m->p.zone_sectors, z, w = 0, s, e;
+    uint64_t z, w = 0, s;
     char *save = NULL, *f[4] = { NULL }, *tok;
     int n = 0, c;
 
@@ -254,43 +315,10 @@ static int zs_zone(ZsParse *ps, char *line, uint8_t *cond, uint64_t *wp,
                        "implicitly-open, explicitly-open, closed, full, "
                        "read-only, offline)", (unsigned long long)z, f[1]);
     }
-    s = zstart(m, z);
-    e = s + zs;
-    if (c == NCQ_ZC_READ_ONLY || c == NCQ_ZC_OFFLINE) {
-        if (strcmp(f[2], "-")) {
-            return zs_fail(ps, "zone %llu is %s: it has no write pointer; "
-                           "write '-'", (unsigned long long)z, f[1]);
-        }
-        w = s;
-    } else if (!zs_u64(f[2], &w)) {
-        return zs_fail(ps, "zone %llu: write pointer '%s' is not an LBA",
-                       (unsigned long long)z, f[2]);
-    } else if (w < s || w > e) {
-        return zs_fail(ps, "write pointer %llu outside zone %llu (LBAs "
-                       "%llu-%llu; a full zone's is %llu)",
-                       (unsigned long long)w, (unsigned long long)z,
-                       (unsigned long long)s, (unsigned long long)(e - 1),
-                       (unsigned long long)e);
-    } else if (c == NCQ_ZC_FULL && w != e) {
-        return zs_fail(ps, "zone %llu is full, but its write pointer %llu "
-                       "is not the zone's end %llu",
-                       (unsigned long long)z, (unsigned long long)w,
-                       (unsigned long long)e);
-    } else if (c == NCQ_ZC_EMPTY && w != s) {
-        return zs_fail(ps, "zone %llu is empty, but its write pointer %llu "
-                       "is not the zone's start %llu",
-                       (unsigned long long)z, (unsigned long long)w,
-                       (unsigned long long)s);
-    } else if (c == NCQ_ZC_CLOSED && w == s) {
-        return zs_fail(ps, "zone %llu is closed with its write pointer at "
-                       "its start %llu: a closed zone holds data; write "
-                       "empty", (unsigned long long)z,
-                       (unsigned long long)s);
-    } else if (c != NCQ_ZC_FULL && w == e) {
-        return zs_fail(ps, "zone %llu is %s with its write pointer at its "
-                       "end %llu: write full", (unsigned long long)z, f[1],
-                       (unsigned long long)e);
+    if (zs_pointer(ps, (uint32_t)z, c, f[1], f[2], &w) < 0) {
+        return NCQ_ERR_PARSE;
     }
+    s = zstart(m, z);
     /* what a power-on leaves of an open zone */
     if (c == NCQ_ZC_IMP_OPEN || c == NCQ_ZC_EXP_OPEN) {
         c = w == s ? NCQ_ZC_EMPTY : NCQ_ZC_CLOSED;
