@@ -224,6 +224,33 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 0 and p.stdout.startswith('iops'),
           'zoned writers run (each resets its zone when full): %s'
           % p.stdout)
+    # --zone-state: the replay starts from the zones a device's file holds
+    zs = os.path.join(d, 'z.zones')
+    with open(zs, 'w') as f:
+        f.write('# ncq-disk zone state v1 model=wd-hc620 zones=52156 '
+                'zone_sectors=524288 conventional=524\n'
+                '526 implicitly-open %d\n' % (z0 + 2 * 524288 + 64))
+    zw = os.path.join(d, 'zw.csv')
+    with open(zw, 'w') as f:
+        f.write('time_ns,op,lba,sectors\n0,W,%d,8\n' % (z0 + 2 * 524288 + 64))
+    p = run('--model', 'wd-hc620', '--replay', zw, ok=False)
+    check(p.returncode == 1 and 'unaligned write' in p.stderr,
+          'without the file, the zone is empty: %s' % p.stderr)
+    p = run('--model', 'wd-hc620', '--replay', zw, '--zone-state', zs)
+    check(p.returncode == 0, 'the replay starts from the file: a write at '
+          'its pointer: %s' % p.stderr)
+    p = run('--model', 'wd-hc620', '--zoned', '--clients', '3', '--count',
+            '3', '--zone-state', zs, '--trace', zt)
+    _, _, rz = records(zt)
+    check(p.returncode == 0 and sorted(int(r.split(',')[2]) for r in rz) ==
+          [z0, z0 + 524288, z0 + 2 * 524288 + 64],
+          '--zoned writers start at the file\'s pointers: %s' % rz)
+    with open(zs, 'a') as f:
+        f.write('527 closed 5\n')
+    p = run('--model', 'wd-hc620', '--replay', zw, '--zone-state', zs,
+            ok=False)
+    check(p.returncode == 2 and 'line 3: write pointer 5 outside zone 527'
+          in p.stderr, '--zone-state refuses a bad line: %s' % p.stderr)
     p = run('--zoned', '--count', '10', ok=False)
     check(p.returncode == 2 and 'needs a host-managed model' in p.stderr,
           '--zoned on a conventional model: %s' % p.stderr)

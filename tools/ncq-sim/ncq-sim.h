@@ -70,6 +70,7 @@ typedef struct Opts {
     bool quiet;
     bool end_flush;             /* --end-flush */
     bool zoned;                 /* --zoned: a sequential writer per zone */
+    const char *zone_state;     /* --zone-state: the zones to start from */
     const char *validate;       /* --validate MODEL (or all) */
     const char *figures;        /* --figures FILE (or folder for all) */
     const char *out;            /* --out FILE (or folder for all) */
@@ -131,7 +132,7 @@ uint64_t opts_sector(const char *s, uint64_t cap, const char *what);
 /* workload.c */
 void workload_init(Workload *w, const Opts *o, uint64_t capacity,
                    bool replay);
-void workload_zones(Workload *w, const NcqParams *p);
+void workload_zones(Workload *w, const NcqModel *m);
 void workload_free(Workload *w);
 int64_t workload_next_issue(const Workload *w);
 bool workload_issue(Workload *w, int client, int64_t t, HostReq *h);

@@ -216,6 +216,9 @@ static void usage(void)
 "  --zoned               host-managed models: client i writes the i-th\n"
 "                        sequential zone at its write pointer and resets it\n"
 "                        when full (docs/smr.md)\n"
+"  --zone-state FILE     host-managed models: start from the zones a\n"
+"                        device's zone-state file holds (read only;\n"
+"                        --zoned writers go on at their pointers)\n"
 "open loop:\n"
 "  --replay FILE         CSV time_ns,op,lba,sectors[,prio] or ncq-trace;\n"
 "                        op zopen, zclose, zfinish, zreset[-all]: a zone\n"
@@ -491,6 +494,11 @@ static void opt_zoned(Opts *o, const char *arg)
     o->zoned = true;
 }
 
+static void opt_zone_state(Opts *o, const char *arg)
+{
+    o->zone_state = arg;
+}
+
 static void opt_validate(Opts *o, const char *arg)
 {
     o->validate = arg;
@@ -551,6 +559,7 @@ static const struct {
     { "sweep-depth", true, opt_sweep_depth },
     { "end-flush", false, opt_end_flush },
     { "zoned", false, opt_zoned },
+    { "zone-state", true, opt_zone_state },
     { "replay", true, opt_replay },
     { "trace", true, opt_trace },
     { "quiet", false, opt_quiet },

@@ -62,6 +62,40 @@ NcqParams *load_params(const Opts *o)
     return p;
 }
 
+/*
+ * --zone-state: the zones a device's zone-state file holds, as a
+ * power-on finds them (docs/smr.md); a bad file stops with its line.
+ */
+static void load_zone_state(NcqModel *m, const char *path)
+{
+    char err[512], msg[1024];
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+
+    if (!f) {
+        die("--zone-state %s: cannot be read", path);
+    }
+    do {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 65536;
+            buf = realloc(buf, cap);
+            if (!buf) {
+                die("--zone-state %s: out of memory", path);
+            }
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n);
+    fclose(f);
+    if (ncq_model_zone_state_parse(m, buf, len, err, sizeof(err)) < 0) {
+        snprintf(msg, sizeof(msg), "%s: %s", path, err);
+        free(buf);
+        die("--zone-state %s", msg);
+    }
+    free(buf);
+}
+
 /* The drive, with the options' settings over the model's defaults. */
 static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
 {
@@ -99,6 +133,9 @@ static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
     if (ncq_model_set_settings(m, &s, err, sizeof(err)) < 0) {
         die("%s", err);
     }
+    if (o->zone_state) {
+        load_zone_state(m, o->zone_state);
+    }
     return m;
 }
 
@@ -121,7 +158,7 @@ static void host_init(Host *h, const Opts *o, int depth, const NcqReq *reqs,
     r->interval_ns = o->interval_ns;
     workload_init(&h->w, o, h->p->capacity, reqs != NULL);
     if (o->zoned && !reqs) {
-        workload_zones(&h->w, h->p);
+        workload_zones(&h->w, h->m);
     }
     h->hq_cap = (reqs ? nreq : h->w.nclients) + 1;
     h->hq = calloc(h->hq_cap, sizeof(*h->hq));

@@ -90,11 +90,14 @@ void workload_init(Workload *w, const Opts *o, uint64_t capacity,
 
 /*
  * --zoned: client i owns the i-th sequential zone and writes it from its
- * write pointer (a fresh drive's: the zone's start).
+ * write pointer (a fresh drive's: the zone's start; with --zone-state,
+ * where the file left it; a full zone is reset first).
  */
-void workload_zones(Workload *w, const NcqParams *p)
+void workload_zones(Workload *w, const NcqModel *m)
 {
+    const NcqParams *p = ncq_model_params(m);
     uint64_t nz = p->zone_sectors ? p->capacity / p->zone_sectors : 0;
+    NcqZoneInfo zi;
     int i;
 
     if (!nz) {
@@ -108,6 +111,10 @@ void workload_zones(Workload *w, const NcqParams *p)
     w->zone_first = (uint64_t)p->zone_conv * p->zone_sectors;
     for (i = 0; i < w->nclients; i++) {
         w->seqpos[i] = w->zone_first + (uint64_t)i * w->zone_sectors;
+        if (ncq_model_zone_info(m, p->zone_conv + i, &zi) == 0 &&
+            zi.wp != UINT64_MAX) {
+            w->seqpos[i] = zi.wp;
+        }
     }
 }
 

@@ -158,7 +158,7 @@ bool ncq_disk_zstate_init(NcqDisk *d, Error **errp)
     if (!path) {
         return true;
     }
-    if (!ncq_disk_zoned(d)) {
+    if (!ncq_model_zone_count(d->model)) {
         error_setg(errp, "zone-state=%s: model '%s' is not host-managed "
                    "(it has no zones); drop zone-state, or use a zoned "
                    "model (e.g. model=wd-hc620)", path, d->params->name);

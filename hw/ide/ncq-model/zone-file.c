@@ -99,16 +99,28 @@ static int zs_fail(ZsParse *ps, const char *fmt, ...)
     return NCQ_ERR_PARSE;
 }
 
+/* The decimal digits at @s (at least one) into *@out; past them, or NULL */
+static const char *zs_digits(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p;
+
+    for (p = s; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
+            return NULL;        /* too large */
+        }
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    *out = v;
+    return p == s ? NULL : p;
+}
+
 /* A whole decimal number, nothing after it */
 static bool zs_u64(const char *s, uint64_t *out)
 {
-    char *end;
+    const char *end = zs_digits(s, out);
 
-    if (*s < '0' || *s > '9') {
-        return false;
-    }
-    *out = strtoull(s, &end, 10);
-    return *end == '\0' && (*out != UINT64_MAX);
+    return end && *end == '\0';
 }
 
 /* A geometry field of the header (zones, zone_sectors, conventional) */
@@ -149,23 +161,22 @@ static int zs_header(ZsParse *ps, char *line)
     const NcqModel *m = ps->m;
     char *save = NULL, *tok;
     bool have[4] = { false };
-    uint64_t v;
-    char *end;
-    long ver;
+    uint64_t v, ver;
+    const char *end;
 
     if (strncmp(line, ZSTATE_MAGIC, strlen(ZSTATE_MAGIC))) {
         return zs_fail(ps, "not an ncq-disk zone state (it starts with "
                        "'" ZSTATE_MAGIC "1 ...'); give the path of one, "
                        "or of a file that does not exist yet");
     }
-    ver = strtol(line + strlen(ZSTATE_MAGIC), &end, 10);
-    if (ver != ZSTATE_VERSION || (*end != ' ' && *end != '\0')) {
+    end = zs_digits(line + strlen(ZSTATE_MAGIC), &ver);
+    if (!end || ver != ZSTATE_VERSION || (*end != ' ' && *end != '\0')) {
         return zs_fail(ps, "zone state version '%.*s' is not one this "
                        "QEMU reads (v%d); use a file this version wrote",
                        (int)strcspn(line + strlen(ZSTATE_MAGIC), " "),
                        line + strlen(ZSTATE_MAGIC), ZSTATE_VERSION);
     }
-    for (tok = strtok_r(end, " \t", &save); tok;
+    for (tok = strtok_r((char *)end, " \t", &save); tok;
          tok = strtok_r(NULL, " \t", &save)) {
         char *eq = strchr(tok, '=');
 
