@@ -240,7 +240,11 @@ class Guest:
         # partition table), so a snapshot would depend on its content.
         if snapshot is None:
             snapshot = ncqsnapshot.enabled()
-        self.snapshot = snapshot and not self.disk.exists()
+        # So does one whose zone-state file exists: a restore would replace
+        # the zones the file holds with the snapshot's (docs/smr.md).
+        self.snapshot = snapshot and not self.disk.exists() and \
+            not any(Path(p[len("zone-state="):]).exists()
+                    for p in device.split(",") if p.startswith("zone-state="))
         self.snapshot_dir = Path(snapshot_dir) if snapshot_dir \
             else ncqsnapshot.root(CACHE)
         self.icount_shift = icount_shift

@@ -72,10 +72,13 @@ def file_digest(path):
 
 
 def device_without_trace(device):
-    """The -device string without its trace= property (the trace file is
-    the run's own; the boot before the snapshot is traced nowhere)."""
+    """The -device string without its trace= and zone-state= properties
+    (files of the run's own: the boot before the snapshot is traced
+    nowhere and keeps no zone state, and a restore replaces the drive's
+    zones with the snapshot's whatever zone-state read; Guest boots
+    instead of restoring when a zone-state file exists already)."""
     return ",".join(p for p in device.split(",")
-                    if not p.startswith("trace="))
+                    if not p.startswith(("trace=", "zone-state=")))
 
 
 def canonical_device(device):

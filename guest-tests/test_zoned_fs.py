@@ -176,3 +176,50 @@ def test_zoned_btrfs_makes_mounts_writes_scrubs(run):
     # its data went to sequential zones, written at their pointers
     assert int(v["swr_written"]) > 0
     assert "BTRFS" in run.dmesg and "zoned mode" in run.dmesg, run.dmesg
+
+
+# zone-state=FILE (docs/smr.md, "Persistence across restarts"): the
+# zones survive a QEMU restart as a power-on finds them.  The first run
+# restores the snapshot the run above boots (zone-state is not part of a
+# snapshot's key: a restore replaces the zones with the snapshot's, and
+# this FILE is new); the second boots, its disk existing.
+RESTART_WRITE = rf"""
+dd if=/dev/urandom of=/dev/sda bs=1M count=1 seek={SWR0 * 512 >> 20} \
+    oflag=direct,dsync 2>&1 | grep -v records
+blkzone finish -o {SWR0 + ZONE} -c {ZONE} /dev/sda
+blkzone report -o {SWR0} -c 2 /dev/sda
+"""
+RESTART_READ = rf"""
+blkzone report -o {SWR0} -c 2 /dev/sda
+"""
+
+
+def test_zone_state_keeps_the_zones_across_qemu_runs(tmp_path, qemu_build,
+                                                    guest_image):
+    model = small_model(tmp_path / "wd-hc620-z64.ncqm")
+    state = tmp_path / "z64.zones"
+    device = f"ncq-disk,model-file={model},zone-state={state}"
+    first = ncqguest.Guest(tmp_path / "run1", device=device,
+                           disk_size=str(CAPACITY * 512), timeout_s=600)
+    res = first.run(Workload(script=RESTART_WRITE))
+    print(res.output)
+    # 1 MiB written at the first sequential zone's start, the next finished
+    assert re.search(rf"start: 0x0*{SWR0:x}, .*wptr 0x0*800 .*zcond: ?2\(oi\)",
+                     res.output), res.output
+    assert re.search(rf"start: 0x0*{SWR0 + ZONE:x}, .*zcond: ?14\(fu\)",
+                     res.output), res.output
+    assert f"\n{CONV} implicitly-open {SWR0 + 2048}\n" in state.read_text()
+    second = ncqguest.Guest(tmp_path / "run2", device=device,
+                            disk=first.disk, disk_size=str(CAPACITY * 512),
+                            timeout_s=600)
+    assert not second.snapshot          # its disk exists: it boots
+    res = second.run(Workload(script=RESTART_READ))
+    print(res.output)
+    # a power-on: the pointer kept, the open zone closed; full stays full
+    assert re.search(rf"start: 0x0*{SWR0:x}, .*wptr 0x0*800 .*zcond: ?4\(cl\)",
+                     res.output), res.output
+    assert re.search(rf"start: 0x0*{SWR0 + ZONE:x}, .*zcond: ?14\(fu\)",
+                     res.output), res.output
+    text = state.read_text()
+    assert f"\n{CONV} closed {SWR0 + 2048}\n{CONV + 1} full " \
+        f"{SWR0 + 2 * ZONE}\n" in text, text
