@@ -179,3 +179,30 @@ def test_prune_spares_what_the_test_command_used(tmp_path, monkeypatch):
 def _fresh_digests():
     yield
     ncqsnapshot._digests.clear()
+
+
+def test_restored_drive_keeps_write_cache_off(tmp_path):
+    """A drive booted with write-cache=off still has it off once restored:
+    the guest reads off, and the model times each write on the media (no
+    write cache hit).  Until QEMU patch 2-ide-fixes/0012 the restore read
+    the setting from the wrong byte of IDENTIFY (the model string's blank)
+    and turned the host's write-back cache, and so the model's, back on.
+    The guest is scenario 8's CMR drive (device line and disk size),
+    whose saved boot the test command makes anyway."""
+    from scenarios import s8_dmsmr
+    trace = tmp_path / "device.trace"
+    g = Guest(tmp_path / "g", disk_size=str(s8_dmsmr.CMR_CAPACITY * 512),
+              device=(
+        f"ncq-disk,model=seagate-exos-x18,write-cache=off,trace={trace}"))
+    res = g.run(Workload(script=(
+        "hdparm -W /dev/sda | grep -o 'write-caching.*'\n"
+        "dd if=/dev/zero of=/dev/sda bs=4k count=8 oflag=direct "
+        "2>/dev/null\n")))
+    assert res.status == 0, res.output + g.tail()
+    if ncqsnapshot.enabled():
+        assert g.restored_from is not None
+    assert "write-caching =  0 (off)" in res.output
+    writes = [line.split(",") for line in trace.read_text().splitlines()
+              if ",W," in line]
+    assert len(writes) == 8
+    assert [w[12] for w in writes] == ["miss"] * 8, writes

@@ -338,8 +338,12 @@ static void check_identify_integrity(const uint16_t *id)
     g_assert_cmphex(sum, ==, 0);
 }
 
-/* SET FEATURES (libqos knows no such command: patch it in). */
-static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
+/*
+ * SET FEATURES (libqos knows no such command: patch it in), issued; the
+ * caller waits for it.
+ */
+static AHCICommand *ncq_set_features_async(AHCIQState *ahci, uint8_t port,
+                                           uint8_t feature)
 {
     QTestState *qts = ahci->parent->qts;
     AHCICommand *cmd = ahci_command_create(CMD_FLUSH_CACHE);
@@ -350,7 +354,16 @@ static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
     qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, command),
                  ATA_SET_FEATURES);
     qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, feature_low), feature);
-    ahci_command_issue(ahci, cmd);
+    ahci_command_issue_async(ahci, cmd);
+    return cmd;
+}
+
+/* SET FEATURES, stepping the clock: 82h is held until a deadline */
+static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
+{
+    AHCICommand *cmd = ncq_set_features_async(ahci, port, feature);
+
+    ncq_wait(ahci, port, cmd);
     ahci_command_verify(ahci, cmd);
     ahci_command_free(cmd);
 }
@@ -2837,6 +2850,7 @@ static void test_nonqueued_decoded(void)
         uint64_t lba;           /* LBA28 commands: bits 24-27 too */
         size_t sectors;         /* a count register of 0: 256 for LBA28 */
         const char *op;
+        uint8_t code;           /* sent instead of cmd (a retired form) */
     } c[] = {
         { CMD_READ_DMA, 0x5000123, 256, "R" },
         { CMD_READ_DMA_EXT, 0x6000456, 8, "R" },
@@ -2844,6 +2858,12 @@ static void test_nonqueued_decoded(void)
         { CMD_WRITE_DMA_EXT, 0x8000abc, 1, "W" },
         { CMD_READ_PIO, 0x9000def, 4, "R" },
         { CMD_FLUSH_CACHE, 0, 0, "F" },
+        /* the "without retries" forms and WRITE VERIFY (retired) */
+        { CMD_READ_DMA, 0x5000200, 2, "R", 0xc9 },
+        { CMD_WRITE_DMA, 0x7000300, 3, "W", 0xcb },
+        { CMD_READ_PIO, 0x9000400, 1, "R", 0x21 },
+        { CMD_WRITE_PIO, 0x9000500, 1, "W", 0x31 },
+        { CMD_WRITE_PIO, 0x9000600, 2, "W", 0x3c },
     };
     uint8_t port;
     AHCIQState *ahci = ncq_boot_ready(big_img_path, NULL, &port);
@@ -2859,6 +2879,13 @@ static void test_nonqueued_decoded(void)
             ahci_command_adjust(cmd, c[i].lba, gbuf, c[i].sectors * 512, 0);
         }
         ahci_command_commit(ahci, cmd, port);
+        if (c[i].code) {
+            AHCICommandHeader hdr;
+
+            ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+            qtest_writeb(ahci->parent->qts,
+                         hdr.ctba + offsetof(RegH2DFIS, command), c[i].code);
+        }
         ahci_command_issue_async(ahci, cmd);
         info = query_disk(ahci);
         queue = qdict_get_qlist(info, "queue");
@@ -2874,6 +2901,38 @@ static void test_nonqueued_decoded(void)
         ahci_command_free(cmd);
     }
     ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * SET FEATURES 82h (write cache off) writes the cache back first: the
+ * drive holds it as a FLUSH (tag 32, op F) until the model's deadline,
+ * however soon the host's flush returns, so the guest sees it complete at
+ * a virtual time the host does not choose.  Before, QEMU's generic handler
+ * completed it when the host's flush did: two identical guest runs on a
+ * loaded host drifted apart from an `hdparm -W0` on.
+ */
+static void test_nonqueued_wc_off_held(void)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, NULL, &port);
+    AHCICommand *cmd = ncq_set_features_async(ahci, port, ATA_SF_WCACHE_OFF);
+    uint8_t slot = ahci_command_slot(cmd);
+    QDict *info = query_disk(ahci), *e;
+    QList *queue = qdict_get_qlist(info, "queue");
+
+    g_assert_cmpint(qlist_size(queue), ==, 1);
+    e = qobject_to(QDict, qlist_peek(queue));
+    g_assert_cmpint(qdict_get_int(e, "tag"), ==, NCQ_ID_NONQUEUED);
+    g_assert_cmpstr(qdict_get_str(e, "op"), ==, "F");
+    qobject_unref(info);
+    g_usleep(100 * 1000);       /* the host's flush has long returned */
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_CI) & (1u << slot), !=,
+                    0);
+    ncq_wait(ahci, port, cmd);
+    ahci_command_verify(ahci, cmd);
+    ahci_command_free(cmd);
+    g_assert_cmphex(identify_word(ahci, port, 85) & (1 << 5), ==, 0);
     ncq_shutdown(ahci);
 }
 
@@ -5448,6 +5507,8 @@ static void add_reset_and_dma_tests(void)
     qtest_add_func("/ncq-disk/trim/ssd-held-then-done",
                    test_trim_ssd_held_then_done);
     qtest_add_func("/ncq-disk/nonqueued/decoded", test_nonqueued_decoded);
+    qtest_add_func("/ncq-disk/nonqueued/wc-off-held",
+                   test_nonqueued_wc_off_held);
     qtest_add_func("/ncq-disk/qmp/set-checks", test_set_checks);
     qtest_add_data_func("/ncq-disk/reset/drops-held-read/comreset",
                         "comreset", test_reset_drops_held_read);

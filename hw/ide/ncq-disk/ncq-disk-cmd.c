@@ -32,6 +32,9 @@
 #define ATA_CMD_ZAC_MGMT_IN         0x4a
 #define ATA_CMD_ZAC_MGMT_OUT        0x9f
 
+/* SET FEATURES subcommand: disable the volatile write cache */
+#define ATA_SETFEATURES_WC_OFF      0x82
+
 /* A sector count register of 0 means the largest count */
 #define ATA_LBA28_MAX_SECTORS       256
 #define ATA_LBA48_MAX_SECTORS       65536
@@ -113,6 +116,17 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [ATA_CMD_ZAC_MGMT_OUT]      = { NCQ_OP_OTHER, NCQ_CMD_ZAC },
     [WIN_VERIFY]                = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
     [WIN_VERIFY_EXT]            = { NCQ_OP_READ,  NCQ_CMD_MEDIA_EXT },
+    /*
+     * Retired forms the generic table still runs: the "without retries"
+     * commands (ATA-3) and WRITE VERIFY.  Timed as their plain forms, or
+     * they would complete when the host does.
+     */
+    [WIN_READ_ONCE]             = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_WRITE_ONCE]            = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_WRITE_VERIFY]          = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
+    [WIN_VERIFY_ONCE]           = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_READDMA_ONCE]          = { NCQ_OP_READ,  NCQ_CMD_MEDIA },
+    [WIN_WRITEDMA_ONCE]         = { NCQ_OP_WRITE, NCQ_CMD_MEDIA },
     [WIN_STANDBYNOW1]           = { NCQ_OP_FLUSH, NCQ_CMD_PM },
     [WIN_IDLEIMMEDIATE]         = { NCQ_OP_FLUSH, NCQ_CMD_PM },
     [WIN_STANDBY]               = { NCQ_OP_FLUSH, NCQ_CMD_PM },
@@ -127,6 +141,16 @@ static const NcqDiskCmd ncq_disk_cmd_table[0x100] = {
     [WIN_CHECKPOWERMODE2]       = { NCQ_OP_FLUSH, NCQ_CMD_PM },
     [WIN_SLEEPNOW2]             = { NCQ_OP_FLUSH, NCQ_CMD_PM },
 };
+
+/*
+ * SET FEATURES 82h writes the cache back before it turns it off: the
+ * generic handler flushes the image, and completes when the host's flush
+ * returns.  Timed as a FLUSH CACHE, it is held until the model's deadline
+ * and its flush finishes inside the deadline's timer callback, so the
+ * guest sees it complete at a virtual time the host does not choose.
+ */
+static const NcqDiskCmd ncq_disk_wc_off_cmd = { NCQ_OP_FLUSH,
+                                                NCQ_CMD_TIMED };
 
 /*
  * Decode a timed command for the model; false if the core must handle it
@@ -421,7 +445,8 @@ static bool ncq_disk_smart(NcqDisk *d, IDEState *s)
  * with timing=off) go to the generic handler at once.  TRIM is timed
  * too: the generic handler completes it from a bottom half, at a
  * host-dependent point of the guest's run; held until the model's
- * deadline, it completes inside the deadline's timer callback.
+ * deadline, it completes inside the deadline's timer callback.  So does
+ * SET FEATURES 82h (ncq_disk_wc_off_cmd).
  */
 static bool ncq_disk_timed_cmd(NcqDisk *d, IDEState *s, uint8_t cmd,
                                const NcqDiskCmd *c, bool *complete)
@@ -484,9 +509,14 @@ bool ncq_disk_exec_cmd(IDEDevice *dev, IDEState *s, uint8_t cmd,
         *complete = ncq_disk_log_cmd(d, s, cmd);
         return true;
     }
-    if ((c->flags & NCQ_CMD_FEATURES) && ncq_disk_cdl_set_features(d, s)) {
-        *complete = true;
-        return true;
+    if (c->flags & NCQ_CMD_FEATURES) {
+        if (ncq_disk_cdl_set_features(d, s)) {
+            *complete = true;
+            return true;
+        }
+        if (s->feature == ATA_SETFEATURES_WC_OFF) {
+            c = &ncq_disk_wc_off_cmd;
+        }
     }
     if (c->flags & NCQ_CMD_SMART) {
         *complete = ncq_disk_smart(d, s);
