@@ -199,7 +199,8 @@ EXPECTED = {
     "ncq-read-8": {"R": 8},
     "ncq-mixed-flush": {"R": 3, "W": 3, "F": 1},
     "ncq-error-log": {"R": 1},
-    "non-queued": {"R": 1, "W": 1, "F": 1},
+    # SET FEATURES 82h writes the cache back first: a flush (F) of its own
+    "non-queued": {"R": 1, "W": 1, "F": 2},
     "ncq-tag-reuse": {},
     "ncq-reset": {"W": 1},
     "logs": {"R": 1},
