@@ -200,6 +200,15 @@ def _kernel_612():
     return bool(m) and (int(m[1]), int(m[2])) >= (6, 12)
 
 
+def assert_first_zones(report, first_cond):
+    """blkzone report of the first two sequential zones: the first with
+    its pointer 1 MiB in and condition first_cond, the second full."""
+    assert re.search(rf"start: 0x0*{SWR0:x}, .*wptr 0x0*800 .*zcond: ?"
+                     rf"{first_cond}", report), report
+    assert re.search(rf"start: 0x0*{SWR0 + ZONE:x}, .*zcond: ?14\(fu\)",
+                     report), report
+
+
 @pytest.mark.skipif(not _kernel_612(), reason="the zones' persistence is "
                     "the device's, not the kernel's: checked once, on 6.12 "
                     "(images/build-image.sh --debian trixie)")
@@ -213,10 +222,7 @@ def test_zone_state_keeps_the_zones_across_qemu_runs(tmp_path, qemu_build,
     res = first.run(Workload(script=RESTART_WRITE))
     print(res.output)
     # 1 MiB written at the first sequential zone's start, the next finished
-    assert re.search(rf"start: 0x0*{SWR0:x}, .*wptr 0x0*800 .*zcond: ?2\(oi\)",
-                     res.output), res.output
-    assert re.search(rf"start: 0x0*{SWR0 + ZONE:x}, .*zcond: ?14\(fu\)",
-                     res.output), res.output
+    assert_first_zones(res.output, r"2\(oi\)")
     assert f"\n{CONV} implicitly-open {SWR0 + 2048}\n" in state.read_text()
     second = ncqguest.Guest(tmp_path / "run2", device=device,
                             disk=first.disk, disk_size=str(CAPACITY * 512),
@@ -225,10 +231,7 @@ def test_zone_state_keeps_the_zones_across_qemu_runs(tmp_path, qemu_build,
     res = second.run(Workload(script=RESTART_READ))
     print(res.output)
     # a power-on: the pointer kept, the open zone closed; full stays full
-    assert re.search(rf"start: 0x0*{SWR0:x}, .*wptr 0x0*800 .*zcond: ?4\(cl\)",
-                     res.output), res.output
-    assert re.search(rf"start: 0x0*{SWR0 + ZONE:x}, .*zcond: ?14\(fu\)",
-                     res.output), res.output
+    assert_first_zones(res.output, r"4\(cl\)")
     text = state.read_text()
     assert f"\n{CONV} closed {SWR0 + 2048}\n{CONV + 1} full " \
         f"{SWR0 + 2 * ZONE}\n" in text, text
