@@ -5142,6 +5142,46 @@ static char *zstate_reason(AHCIQState *ahci)
 }
 
 /*
+ * The QEMU after test_zac_zone_state_restart's: a power-on, the zones as
+ * FILE kept them (open ones closed), and the drive writes on from there.
+ */
+static void zstate_restart_power_on(const char *props, const char *path)
+{
+    const uint64_t z1 = ZAC_SWR0, z2 = z1 + ZAC_ZONE, z3 = z2 + ZAC_ZONE;
+    const uint64_t z4 = z3 + ZAC_ZONE, z5 = z4 + ZAC_ZONE;
+    uint8_t port, data[4096];
+    AHCIQState *ahci = ncq_boot_ready(zoned_img_path, props, &port);
+    QDict *info;
+    char *text;
+    uint64_t wp;
+
+    memset(data, 0x5e, sizeof(data));
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x4);     /* closed */
+    g_assert_cmphex(wp, ==, z1 + 8);
+    g_assert_cmphex(zac_cond(ahci, port, z2, &wp), ==, 0x1);     /* empty */
+    g_assert_cmphex(wp, ==, z2);
+    g_assert_cmphex(zac_cond(ahci, port, z3, &wp), ==, 0xe);     /* full */
+    g_assert_cmphex(wp, ==, z3 + ZAC_ZONE);
+    g_assert_cmphex(zac_cond(ahci, port, z4, &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, z4 + 8);
+    g_assert_cmphex(zac_cond(ahci, port, z5, &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, z5 + 8);
+    info = query_disk(ahci);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(qdict_get_qdict(info,
+                                                               "zones"),
+                                               "open")), ==, 0);
+    qobject_unref(info);
+    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1 + 8);
+    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x2);
+    g_assert_cmphex(wp, ==, z1 + 16);
+    g_assert_cmphex(zac_out(ahci, port, 0x04, 0, true), ==, 0); /* RESET */
+    text = zstate_read(path);
+    g_assert(g_str_has_suffix(text, "are empty\n"));     /* none listed */
+    g_free(text);
+    ncq_shutdown(ahci);
+}
+
+/*
  * zone-state=FILE: a new drive creates FILE with every zone empty; a
  * RESET or FINISH goes to it when it completes, every write pointer at a
  * FLUSH CACHE EXT, the rest when QEMU exits.  The next QEMU on FILE and
@@ -5160,7 +5200,6 @@ static void test_zac_zone_state_restart(void)
     AHCIQState *ahci = ncq_boot_ready(zoned_img_path, props, &port);
     char *text, *why;
     QDict *info;
-    uint64_t wp;
 
     memset(data, 0x5e, sizeof(data));
     text = zstate_read(path);
@@ -5205,31 +5244,7 @@ static void test_zac_zone_state_restart(void)
     g_assert(zstate_has(text, ZAC_CONV + 4, "implicitly-open", z5 + 8));
     g_free(text);
 
-    /* the next QEMU: a power-on */
-    ahci = ncq_boot_ready(zoned_img_path, props, &port);
-    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x4);     /* closed */
-    g_assert_cmphex(wp, ==, z1 + 8);
-    g_assert_cmphex(zac_cond(ahci, port, z2, &wp), ==, 0x1);     /* empty */
-    g_assert_cmphex(wp, ==, z2);
-    g_assert_cmphex(zac_cond(ahci, port, z3, &wp), ==, 0xe);     /* full */
-    g_assert_cmphex(wp, ==, z3 + ZAC_ZONE);
-    g_assert_cmphex(zac_cond(ahci, port, z4, &wp), ==, 0x4);
-    g_assert_cmphex(wp, ==, z4 + 8);
-    g_assert_cmphex(zac_cond(ahci, port, z5, &wp), ==, 0x4);
-    g_assert_cmphex(wp, ==, z5 + 8);
-    info = query_disk(ahci);
-    g_assert_cmpint(qlist_size(qdict_get_qlist(qdict_get_qdict(info,
-                                                               "zones"),
-                                               "open")), ==, 0);
-    qobject_unref(info);
-    ncq_io(ahci, port, CMD_WRITE_DMA_EXT, data, sizeof(data), z1 + 8);
-    g_assert_cmphex(zac_cond(ahci, port, z1, &wp), ==, 0x2);
-    g_assert_cmphex(wp, ==, z1 + 16);
-    g_assert_cmphex(zac_out(ahci, port, 0x04, 0, true), ==, 0); /* RESET */
-    text = zstate_read(path);
-    g_assert(g_str_has_suffix(text, "are empty\n"));     /* none listed */
-    g_free(text);
-    ncq_shutdown(ahci);
+    zstate_restart_power_on(props, path);
     unlink(path);
 }
 

@@ -648,60 +648,17 @@ static int zload(NcqModel *m, const char *text, char *err, size_t len)
     return ncq_model_zone_state_parse(m, text, strlen(text), err, len);
 }
 
-static void test_state_file(void)
+/*
+ * A zone state file round trip: every condition a drive keeps, read back
+ * as a power-on leaves it (the state a power loss leaves), and the drive
+ * works on from it.
+ */
+static void test_state_file_round_trip(void)
 {
     NcqModel *a = ncq_test_model_text(ZTEXT("off"), 1);
     NcqModel *b = ncq_test_model_text(ZTEXT("off"), 1);
     char *t, *t2, err[512];
     uint32_t z;
-    static const struct {
-        const char *text;   /* after ZHDR, unless it starts with '!' */
-        const char *want;   /* in the message */
-    } bad[] = {
-        { "!", "line 1: the file is empty" },
-        { "!hello\n", "line 1: not an ncq-disk zone state" },
-        { "!# ncq-disk zone state v2 model=zsmall zones=14\n",
-          "line 1: zone state version '2' is not one this QEMU reads" },
-        { "!# ncq-disk zone state v1 model=other zones=14 zone_sectors=128 "
-          "conventional=2\n", "line 1: written for model other, but this "
-          "drive is zsmall; the file is another drive's" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=15 zone_sectors=128 "
-          "conventional=2\n", "line 1: written for 15 zones, but this "
-          "drive has 14" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=64 "
-          "conventional=2\n", "zones of 64 sectors, but this drive's have "
-          "128" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
-          "conventional=3\n", "written for 3 conventional zones" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=14 "
-          "zone_sectors=128\n", "the header lacks conventional=" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=x zone_sectors=128 "
-          "conventional=2\n", "header field zones=x is not a number" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
-          "conventional=2 color=red\n", "unknown header field 'color'" },
-        { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
-          "conventional=2 junk\n", "header field 'junk' is not key=value" },
-        { "5 closed\n", "line 2: a zone line is ZONE CONDITION" },
-        { "5 closed 700 9\n", "line 2: a zone line is ZONE CONDITION" },
-        { "five closed 700\n", "zone 'five' is not a zone index" },
-        { "14 closed 1800\n", "zone 14 beyond the drive's 14 zones (0-13)" },
-        { "1 closed 130\n", "zone 1 is conventional (zones 0-1 are)" },
-        { "\n# c\n6 full 896\n5 closed 650\n",
-          "line 5: zone 5 listed twice or out of order" },
-        { "5 full 768\n5 full 768\n", "line 3: zone 5 listed twice" },
-        { "5 half 700\n", "zone 5: unknown condition 'half'" },
-        { "5 closed 0x2c0\n", "write pointer '0x2c0' is not an LBA" },
-        { "5 closed 123\n", "line 2: write pointer 123 outside zone 5 "
-          "(LBAs 640-767; a full zone's is 768)" },
-        { "5 closed 769\n", "write pointer 769 outside zone 5" },
-        { "5 full 700\n", "zone 5 is full, but its write pointer 700" },
-        { "5 empty 700\n", "zone 5 is empty, but its write pointer 700" },
-        { "5 closed 640\n", "zone 5 is closed with its write pointer at its "
-          "start 640" },
-        { "5 implicitly-open 768\n", "write full" },
-        { "5 offline 700\n", "zone 5 is offline: it has no write pointer" },
-    };
-    size_t i;
 
     /* every condition a drive keeps, and open zones */
     CHECK_EQ(run(a, NCQ_OP_WRITE, Z(2), 16), 0);       /* implicitly open */
@@ -750,7 +707,21 @@ static void test_state_file(void)
     CHECK_EQ(cond(b, 2), NCQ_ZC_CLOSED);
     free(t);
     free(t2);
-    /* comments, blank lines, CRLF, and a fresh drive */
+    ncq_model_free(b);
+    ncq_model_free(a);
+}
+
+/* Comments, blank lines and CRLF are read; a fresh drive's file empties */
+static void test_state_file_fresh(void)
+{
+    NcqModel *a = ncq_test_model_text(ZTEXT("off"), 1);
+    NcqModel *b = ncq_test_model_text(ZTEXT("off"), 1);
+    char *t, err[512];
+    uint32_t z;
+
+    CHECK_EQ(run(a, NCQ_OP_WRITE, Z(4), 128), 0);      /* full */
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(2), 16), 0);       /* replaced below */
+    CHECK_EQ(run(b, NCQ_OP_WRITE, Z(4), 128), 0);
     CHECK_EQ(zload(b, ZHDR "\r\n  # note\r\n\t\r\n12 closed 1540\r\n", err,
                    sizeof(err)), 0);
     CHECK(cond(b, 12) == NCQ_ZC_CLOSED && wp(b, 12) == 1540 &&
@@ -764,19 +735,80 @@ static void test_state_file(void)
         CHECK(cond(a, z) == NCQ_ZC_EMPTY, "fresh zone %u", z);
     }
     free(t);
-    /* bad input: one message naming the line, nothing changed */
+    ncq_model_free(b);
+    ncq_model_free(a);
+}
+
+/* Zone state files a drive refuses, and what the message says */
+static const struct {
+    const char *text;   /* after ZHDR, unless it starts with '!' */
+    const char *want;   /* in the message */
+} zone_state_bad[] = {
+    { "!", "line 1: the file is empty" },
+    { "!hello\n", "line 1: not an ncq-disk zone state" },
+    { "!# ncq-disk zone state v2 model=zsmall zones=14\n",
+      "line 1: zone state version '2' is not one this QEMU reads" },
+    { "!# ncq-disk zone state v1 model=other zones=14 zone_sectors=128 "
+      "conventional=2\n", "line 1: written for model other, but this "
+      "drive is zsmall; the file is another drive's" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=15 zone_sectors=128 "
+      "conventional=2\n", "line 1: written for 15 zones, but this "
+      "drive has 14" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=64 "
+      "conventional=2\n", "zones of 64 sectors, but this drive's have "
+      "128" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+      "conventional=3\n", "written for 3 conventional zones" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=14 "
+      "zone_sectors=128\n", "the header lacks conventional=" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=x zone_sectors=128 "
+      "conventional=2\n", "header field zones=x is not a number" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+      "conventional=2 color=red\n", "unknown header field 'color'" },
+    { "!# ncq-disk zone state v1 model=zsmall zones=14 zone_sectors=128 "
+      "conventional=2 junk\n", "header field 'junk' is not key=value" },
+    { "5 closed\n", "line 2: a zone line is ZONE CONDITION" },
+    { "5 closed 700 9\n", "line 2: a zone line is ZONE CONDITION" },
+    { "five closed 700\n", "zone 'five' is not a zone index" },
+    { "14 closed 1800\n", "zone 14 beyond the drive's 14 zones (0-13)" },
+    { "1 closed 130\n", "zone 1 is conventional (zones 0-1 are)" },
+    { "\n# c\n6 full 896\n5 closed 650\n",
+      "line 5: zone 5 listed twice or out of order" },
+    { "5 full 768\n5 full 768\n", "line 3: zone 5 listed twice" },
+    { "5 half 700\n", "zone 5: unknown condition 'half'" },
+    { "5 closed 0x2c0\n", "write pointer '0x2c0' is not an LBA" },
+    { "5 closed 123\n", "line 2: write pointer 123 outside zone 5 "
+      "(LBAs 640-767; a full zone's is 768)" },
+    { "5 closed 769\n", "write pointer 769 outside zone 5" },
+    { "5 full 700\n", "zone 5 is full, but its write pointer 700" },
+    { "5 empty 700\n", "zone 5 is empty, but its write pointer 700" },
+    { "5 closed 640\n", "zone 5 is closed with its write pointer at its "
+      "start 640" },
+    { "5 implicitly-open 768\n", "write full" },
+    { "5 offline 700\n", "zone 5 is offline: it has no write pointer" },
+};
+
+/* Bad input: one message naming the line, nothing changed */
+static void test_state_file_bad(void)
+{
+    NcqModel *b = ncq_test_model_text(ZTEXT("off"), 1);
+    char err[512];
+    size_t i;
+
     CHECK_EQ(run(b, NCQ_OP_WRITE, Z(5), 8), 0);
-    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    for (i = 0; i < sizeof(zone_state_bad) / sizeof(zone_state_bad[0]); i++) {
+        const char *bad = zone_state_bad[i].text;
+        const char *want = zone_state_bad[i].want;
         char text[512];
 
-        if (bad[i].text[0] == '!') {
-            snprintf(text, sizeof(text), "%s", bad[i].text + 1);
+        if (bad[0] == '!') {
+            snprintf(text, sizeof(text), "%s", bad + 1);
         } else {
-            snprintf(text, sizeof(text), ZHDR "%s", bad[i].text);
+            snprintf(text, sizeof(text), ZHDR "%s", bad);
         }
         CHECK(zload(b, text, err, sizeof(err)) == NCQ_ERR_PARSE &&
-              strstr(err, bad[i].want) && !strchr(err, '\n'),
-              "bad %zu: got '%s', expected '%s'", i, err, bad[i].want);
+              strstr(err, want) && !strchr(err, '\n'),
+              "bad %zu: got '%s', expected '%s'", i, err, want);
         CHECK(cond(b, 5) == NCQ_ZC_IMP_OPEN && wp(b, 5) == Z(5) + 8,
               "bad %zu changed the zones", i);
     }
@@ -797,7 +829,6 @@ static void test_state_file(void)
     CHECK(ncq_model_zone_state_format(b) == NULL, "no zones: no text");
     CHECK_EQ(zload(b, ZHDR, err, sizeof(err)), NCQ_ERR_INVAL);
     ncq_model_free(b);
-    ncq_model_free(a);
 }
 
 int main(void)
@@ -812,7 +843,9 @@ int main(void)
     test_timing();
     test_race();
     test_power_loss();
-    test_state_file();
+    test_state_file_round_trip();
+    test_state_file_fresh();
+    test_state_file_bad();
     test_determinism_and_state();
     test_bad_params();
     test_invariants();
