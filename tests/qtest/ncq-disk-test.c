@@ -5106,6 +5106,12 @@ static char *zstate_path(void)
     return path;
 }
 
+/* The zoned drive's properties with zone-state=@path */
+static char *zstate_props(const char *path)
+{
+    return g_strdup_printf(ZAC_PROPS ",zone-state=%s", path);
+}
+
 static char *zstate_read(const char *path)
 {
     char *text = NULL;
@@ -5192,8 +5198,7 @@ static void zstate_restart_power_on(const char *props, const char *path)
 static void test_zac_zone_state_restart(void)
 {
     g_autofree char *path = zstate_path();
-    g_autofree char *props = g_strdup_printf(ZAC_PROPS ",zone-state=%s",
-                                             path);
+    g_autofree char *props = zstate_props(path);
     const uint64_t z1 = ZAC_SWR0, z2 = z1 + ZAC_ZONE, z3 = z2 + ZAC_ZONE;
     const uint64_t z4 = z3 + ZAC_ZONE, z5 = z4 + ZAC_ZONE;
     uint8_t port, status, data[4096];
@@ -5303,8 +5308,8 @@ static void test_zac_zone_state_migrate(void)
     g_autofree char *drive = g_strdup_printf("file=%s,format=raw",
                                              zoned_img_path);
     g_autofree char *pa = zstate_path(), *pb = zstate_path();
-    g_autofree char *propa = g_strdup_printf(ZAC_PROPS ",zone-state=%s", pa);
-    g_autofree char *propb = g_strdup_printf(ZAC_PROPS ",zone-state=%s", pb);
+    g_autofree char *propa = zstate_props(pa);
+    g_autofree char *propb = zstate_props(pb);
     const uint64_t z1 = ZAC_SWR0, z2 = z1 + ZAC_ZONE;
     uint8_t port, data[4096];
     AHCIQState *src, *dst;
@@ -5343,8 +5348,7 @@ static void test_zac_zone_state_migrate(void)
 static void test_zac_zone_state_power_cut(void)
 {
     g_autofree char *path = zstate_path();
-    g_autofree char *props = g_strdup_printf(ZAC_PROPS ",zone-state=%s",
-                                             path);
+    g_autofree char *props = zstate_props(path);
     const uint64_t z1 = ZAC_SWR0, z2 = z1 + ZAC_ZONE;
     uint8_t port, data[4096];
     AHCIQState *ahci = ncq_boot_ready(zoned_img_path, props, &port);
