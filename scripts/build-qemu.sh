@@ -2,8 +2,12 @@
 # Build the pinned QEMU with the ncq-disk overlay and patch series.
 #
 #   scripts/build-qemu.sh [--prefix DIR] [--asan | --fuzz] [--tarball PATH]
-#                         [--accept-newer] [--install]
+#                         [--accept-newer] [--install] [--walk]
 #
+# --walk: prove that the series bisects: build (and run the qtests each
+#         patch adds) after every patch that patches/qemu/walked does not
+#         yet record as proved, then record it there (commit that file).
+#         scripts/test.sh passes it; the demo and a user's build do not.
 # --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests by hand.
 # --fuzz: clang + libFuzzer + ASan/UBSan flavour; builds qemu-fuzz-x86_64
 #         (scripts/fuzz.sh runs it) and, from the same objects,
@@ -26,16 +30,17 @@ BUILD_PREFIX=/opt/ncq-disk
 die() { echo "build-qemu: $*" >&2; exit 1; }
 log() { echo "build-qemu: $*" >&2; }
 
-fetch_args=() asan=0 fuzz=0 install=0
+fetch_args=() asan=0 fuzz=0 install=0 want_walk=0
 while [ $# -gt 0 ]; do
     case $1 in
     --prefix) PREFIX=$2; shift 2 ;;
     --asan) asan=1; shift ;;
     --fuzz) fuzz=1; shift ;;
     --install) install=1; shift ;;
+    --walk) want_walk=1; shift ;;
     --tarball) fetch_args+=(--tarball "$2"); shift 2 ;;
     --accept-newer) fetch_args+=(--accept-newer); shift ;;
-    *) die "unknown option '$1' (known: --prefix DIR, --asan, --fuzz, --install, --tarball PATH, --accept-newer)" ;;
+    *) die "unknown option '$1' (known: --prefix DIR, --asan, --fuzz, --install, --walk, --tarball PATH, --accept-newer)" ;;
     esac
 done
 [ $asan = 1 ] && [ $fuzz = 1 ] && die "--asan and --fuzz are two flavours; give one (--fuzz has ASan/UBSan too)"
@@ -94,15 +99,35 @@ mapfile -t patches < <(ls "$ROOT"/patches/qemu/*/[0-9]*.patch 2>/dev/null)
 [ ${#patches[@]} -gt 0 ] || die "no patches in patches/qemu/*/; restore them from git"
 series_sum=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 
-# Every patch of the series must build on its own (so that it bisects):
-# the release build walks the series, building after each patch, whenever
-# the series changed since its last walk.  The walk IS the release build,
-# so it costs only what each patch makes ninja rebuild.
-# NCQ_BISECT=0 applies the whole series at once.
-walk=0
-if [ $flavour = release ] && [ "${NCQ_BISECT:-1}" != 0 ] &&
-   [ ! -f "$build/.bisected-$series_sum" ]; then
-    walk=1
+# Every patch of the series must build on its own (so that it bisects).
+# With --walk (scripts/test.sh), the release build walks the series: it
+# builds after each patch that patches/qemu/walked does not record, and
+# runs the qtests that patch adds.  A patch's proof is keyed by the
+# pristine source, the configure options and the patches up to and
+# including it, so changing patch K re-proves K and what follows, nothing
+# before it.  The project's own files (the overlay) are not in the key:
+# before the device patch nothing builds them, and from it on every build
+# compiles them (the last patch's build is the one every test runs on).
+# The record is committed, so a fresh clone (CI) walks only what no
+# earlier run proved.  The walk IS the release build: each step costs only
+# what the patch makes ninja rebuild.
+WALKED=$ROOT/patches/qemu/walked
+walk_keys=()
+walk_key_acc=$(printf '%s\n' "$(basename "$pristine")" "$conf_sum")
+for p in "${patches[@]}"; do
+    walk_key_acc=$(printf '%s\n' "$walk_key_acc" | cat - "$p" | sha256sum | cut -c1-16)
+    walk_keys+=("$walk_key_acc")
+done
+# walk_from: the index (1-based) of the first patch the record lacks;
+# the last patch needs no walk step (the build below is its proof)
+walk=0 walk_from=0
+if [ $flavour = release ] && [ $want_walk = 1 ]; then
+    for i in $(seq 1 $((${#patches[@]} - 1))); do
+        if ! grep -q "^${walk_keys[$((i - 1))]} " "$WALKED" 2>/dev/null; then
+            walk=1 walk_from=$i
+            break
+        fi
+    done
 fi
 
 # The work tree and the build directories are shared by every checkout
@@ -237,6 +262,28 @@ walk_qtests() {
     done
 }
 
+# walk_record KEY NAME: patch NAME is proved; the record keeps the proofs
+# of the current series only, in its order
+walk_record() {
+    local k keep=()
+    for k in "${walk_keys[@]}"; do
+        [ "$k" = "$1" ] || grep -q "^$k " "$WALKED" 2>/dev/null || continue
+        keep+=("$k")
+    done
+    {
+        echo "# The series walk's proofs (scripts/build-qemu.sh --walk): each line,"
+        echo "# a patch that built, and passed the qtests it adds, on the tree of the"
+        echo "# pristine source and the patches before it.  Written by the walk;"
+        echo "# commit it with the series.  Key: sha256 of pristine, configure and patches."
+        for k in "${keep[@]}"; do
+            for i in "${!walk_keys[@]}"; do
+                [ "${walk_keys[$i]}" = "$k" ] || continue
+                echo "$k ${patches[$i]#"$ROOT"/patches/qemu/}"
+            done
+        done
+    } >"$WALKED.tmp" && mv "$WALKED.tmp" "$WALKED"
+}
+
 # The work tree is keyed by the patch series: a change re-creates it from
 # the pristine tree.  cp -a keeps mtimes; every file the old or the new
 # series patches is touched, so that ninja rebuilds exactly those (an
@@ -280,12 +327,13 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
     overlay_link
     n=${#patches[@]} i=0
     [ $walk = 1 ] && configure_build
+    [ $walk = 1 ] && log "walking the series from patch $walk_from/$n (patches/qemu/walked records the ones before)"
     for p in "${patches[@]}"; do
         i=$((i + 1))
         name=${p#"$ROOT"/patches/qemu/}
         patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
             || die "patch $name does not apply to $ver; refresh patches/qemu/"
-        if [ $walk = 1 ]; then
+        if [ $walk = 1 ] && [ $i -ge $walk_from ]; then
             devices_mak
             t0=$(date +%s)
             ninja_build "after patch $i/$n ($name)" \
@@ -295,10 +343,10 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
             if [ $i -lt $n ]; then
                 : >"$build/qtest-walk.log"
                 walk_qtests "$p"
+                walk_record "${walk_keys[$((i - 1))]}" "$name"
             fi
         fi
     done
-    [ $walk = 1 ] && touch "$build/.bisected-$series_sum"
     touch "$work/.series-$series_sum"
 fi
 flock -s 8

@@ -115,7 +115,7 @@ asan_pid=
 trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${fuzz_pid:-}" ] || kill_tree "$fuzz_pid"' EXIT
 
 step "build QEMU (pinned, with the ncq-disk overlay)"
-NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" --walk | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
 
 # early_wait NAME: until the background step NAME has ended (or the
