@@ -10,8 +10,12 @@ guest that hangs is killed and the error carries the console tail.
 
 A run does not boot when it can restore: the first run with given inputs
 boots to the snapshot point and saves the VM there (ncqsnapshot.py); the
-others restore that state and only run their workload.  NCQ_SNAPSHOT=0
-boots every run.
+others restore that state and only run their workload.  The saved boot
+has no drive under test: each restored run plugs its own drive in at the
+snapshot point (drive_add and device_add while the guest is stopped
+there, so at the same instruction every time), and libata finds it as a
+hot-plugged drive.  So every device line shares its kernel's one boot.
+NCQ_SNAPSHOT=0 boots every run.
 """
 
 import asyncio
@@ -202,6 +206,20 @@ class Result:
     wall_s: float
     qmp: object = None    # what the test's qmp_actions returned
 
+    # the guest's init writes this to the kernel log once a drive plugged
+    # in at the snapshot point is up (images/init)
+    ATTACH_MARK = "ncq-init: drive attached"
+
+    @property
+    def dmesg_since_attach(self):
+        """The kernel log from the moment the drive was up: a restored
+        run's dmesg less the boot and libata's hot-plug of the drive
+        (its link reset among them); a booted run's whole dmesg."""
+        i = self.dmesg.find(self.ATTACH_MARK)
+        if i < 0:
+            return self.dmesg
+        return self.dmesg[self.dmesg.find("\n", i) + 1:]
+
     @property
     def fio(self):
         raw = self.files.get("fio.json")
@@ -236,12 +254,13 @@ class Guest:
             if disk:
                 raise ValueError("backend null takes no disk file")
             snapshot = False
-        # A run on an existing disk boots: the boot reads the disk (its
-        # partition table), so a snapshot would depend on its content.
+        # A run on an existing disk boots, and so does one whose
+        # zone-state file exists: both are a drive that lived before,
+        # which a test means to see come up at power-on.  (The saved boot
+        # holds no drive, so a restored run would not mix the snapshot's
+        # state with theirs; booting keeps what such tests assert.)
         if snapshot is None:
             snapshot = ncqsnapshot.enabled()
-        # So does one whose zone-state file exists: a restore would replace
-        # the zones the file holds with the snapshot's (docs/smr.md).
         self.snapshot = snapshot and not self.disk.exists() and \
             not any(Path(p[len("zone-state="):]).exists()
                     for p in device.split(",") if p.startswith("zone-state="))
@@ -268,6 +287,28 @@ class Guest:
         subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
                         "qcow2", str(self.disk), self.disk_size], check=True)
 
+    def _device_option(self, device=None):
+        return f"{device or self.device},drive=d0,bus=ide.0,id=disk0"
+
+    def hotplug_commands(self):
+        """The monitor (HMP) commands that plug this guest's drive in at
+        the snapshot point of a restored run: the -drive and -device
+        options of a booted run, as drive_add and device_add."""
+        return [f"drive_add 0 {self._drive_option()}",
+                f"device_add {self._device_option()}"]
+
+    async def _plug(self, qmp):
+        """Plug the drive in (the guest is stopped at the snapshot
+        point).  A refused device (a bad property) is a GuestError with
+        QEMU's one-line reason, as a booted run's startup error is."""
+        for c in self.hotplug_commands():
+            out = await qmp.execute("human-monitor-command",
+                                    {"command-line": c})
+            out = out.strip()
+            # drive_add answers OK, device_add nothing, when they work
+            if out not in ("", "OK"):
+                raise GuestError(f"QEMU refused '{c}': {out}")
+
     def _drive_option(self, disk=None):
         if self.backend == "null":
             return ("if=none,id=d0,driver=null-co,read-zeroes=on,"
@@ -275,13 +316,17 @@ class Guest:
         return f"if=none,id=d0,file={disk or self.disk},format=qcow2"
 
     def command(self, workload_file, workdir=None, disk=None, device=None,
-                snapshot_point=False):
+                snapshot_point=False, hotplug=False):
         """The QEMU command line.  workdir, disk and device default to the
         guest's own; snapshot_point adds what stops the guest at the
         snapshot point (the same for the boot that saves the state and
-        the runs that restore it)."""
+        the runs that restore it); hotplug leaves the drive out (the
+        harness plugs it in at the snapshot point: hotplug_commands())
+        and has the guest wait for it there."""
         workdir = Path(workdir or self.workdir)
         append = KERNEL_CMDLINE + (" ncq.snapshot" if snapshot_point else "")
+        if hotplug:
+            append += " ncq.hotplug"
         # q35's AHCI links at 1.5 Gb/s unless told its ports are Gen3
         # (docs/device.md, "Link speed"): the drive's own speed, as on a
         # modern host
@@ -297,10 +342,10 @@ class Guest:
                 "-fw_cfg", f"name={FW_CFG_WORKLOAD},file={workload_file}",
                 "-serial", f"file:{workdir / 'console.log'}",
                 "-serial", f"file:{workdir / 'results.txt'}",
-                "-qmp", f"unix:{workdir / 'qmp.sock'},server=on,wait=off",
-                "-drive", self._drive_option(disk),
-                "-device", f"{device or self.device},drive=d0,bus=ide.0,"
-                "id=disk0"]
+                "-qmp", f"unix:{workdir / 'qmp.sock'},server=on,wait=off"]
+        if not hotplug:
+            args += ["-drive", self._drive_option(disk),
+                     "-device", self._device_option(device)]
         if snapshot_point:
             args += ["-device", "pvpanic", "-action", "panic=pause"]
         if self.icount:
@@ -340,17 +385,24 @@ class Guest:
             entry = self.snapshot_entry()
             return asyncio.run(self._run(workload, qmp_actions, entry))
 
-    def prepare(self, workload, snapshot_point=False):
+    def prepare(self, workload, snapshot_point=False, hotplug=False):
         """Make the disk (if missing) and the workload file; return the
         QEMU command line of a run that boots (for tests that drive QEMU
-        themselves, e.g. migration; Guest.run does the rest)."""
+        themselves, e.g. migration; Guest.run does the rest).  With
+        hotplug (a restored run) the file cmdline also lists the monitor
+        commands that plug the drive in."""
         self._make_disk()
         wfile = self.workdir / "workload.cpio"
         wfile.write_bytes(workload.cpio())
         for f in ("console.log", "results.txt", "qmp.sock"):
             (self.workdir / f).unlink(missing_ok=True)
-        cmd = self.command(wfile, snapshot_point=snapshot_point)
-        (self.workdir / "cmdline").write_text(shlex.join(cmd) + "\n")
+        cmd = self.command(wfile, snapshot_point=snapshot_point,
+                           hotplug=hotplug)
+        text = shlex.join(cmd) + "\n"
+        if hotplug:
+            text += "".join(f"# at the snapshot point: {c}\n"
+                            for c in self.hotplug_commands())
+        (self.workdir / "cmdline").write_text(text)
         return cmd
 
     def results(self, wall=0.0):
@@ -358,7 +410,8 @@ class Guest:
         return self._parse(wall)
 
     async def _run(self, workload, qmp_actions, entry):
-        cmd = self.prepare(workload, snapshot_point=entry is not None)
+        cmd = self.prepare(workload, snapshot_point=entry is not None,
+                           hotplug=entry is not None)
         if entry is not None:
             cmd += ["-incoming", f"file:{entry.state}"]
             self.restored_from = entry
@@ -369,7 +422,7 @@ class Guest:
             async with ncqqemu.QemuProcess(cmd, stderr_path, self.workdir / "qmp.sock",
                              deadline) as q:
                 if entry is not None:
-                    await q.resume()
+                    await q.resume(before_cont=self._plug)
                 qmp_result = None
                 if qmp_actions and q.qmp is not None:
                     qmp_result = await asyncio.wait_for(
@@ -407,9 +460,8 @@ class Guest:
     def _canonical_command(self):
         """This guest's restored command line with the run's own paths
         replaced by placeholders: what the snapshot key is made of."""
-        cmd = self.command("WORKLOAD", workdir="WORK", disk="DISK",
-                           device=ncqsnapshot.canonical_device(self.device),
-                           snapshot_point=True)
+        cmd = self.command("WORKLOAD", workdir="WORK", snapshot_point=True,
+                           hotplug=True)
         subs = ((str(self.workdir), "WORK"), (str(self.qemu), "QEMU"),
                 (str(self.image), "IMAGE"))
         out = []
@@ -417,7 +469,7 @@ class Guest:
             for old, new in subs:
                 a = a.replace(old, new)
             out.append(a)
-        return out + ["disk-size", str(self.disk_size)]
+        return out
 
     def _key_files(self):
         files = {"qemu": self.qemu, "vmlinuz": self.image / "vmlinuz",
@@ -452,15 +504,10 @@ class Guest:
         """Boot to the snapshot point and save the paused VM in entry."""
         # a short path: QEMU's QMP socket path must stay under 108 bytes
         work = Path(tempfile.mkdtemp(prefix="ncq-snapshot-boot-"))
-        disk = work / "disk.qcow2"
-        subprocess.run([str(self.build / "qemu-img"), "create", "-q", "-f",
-                        "qcow2", str(disk), self.disk_size], check=True)
         wfile = work / "workload.cpio"
         wfile.write_bytes(Workload().cpio())
-        cmd = self.command(
-            wfile, workdir=work, disk=disk,
-            device=ncqsnapshot.device_without_trace(self.device),
-            snapshot_point=True)
+        cmd = self.command(wfile, workdir=work, snapshot_point=True,
+                           hotplug=True)
         (work / "cmdline").write_text(shlex.join(cmd) + "\n")
         deadline = time.monotonic() + SNAPSHOT_BOOT_TIMEOUT_S
         tmp = entry.dir / f"state.{os.getpid()}"

@@ -153,9 +153,11 @@ class QemuProcess:
             pass                # QEMU may close the socket first
         await self.wait_exit()
 
-    async def resume(self):
+    async def resume(self, before_cont=None):
         """Wait for QEMU to load the incoming state, then let the guest
-        go on from the snapshot point."""
+        go on from the snapshot point.  before_cont, if given, is an async
+        function of the QMP client run while the guest is still stopped
+        there (the harness plugs the drive in with it)."""
         try:
             status = await self._poll(lambda s: s != "inmigrate",
                                       "loading the snapshot")
@@ -165,4 +167,6 @@ class QemuProcess:
             return              # a startup error: the caller reports it
         if status not in ("guest-panicked", "paused"):
             raise RestoreFailed(f"run state {status} after loading")
+        if before_cont is not None:
+            await before_cont(self.qmp)
         await self.qmp.execute("cont")

@@ -1,21 +1,24 @@
 """Boot once, restore many: the guest harness's snapshot cache.
 
-A guest boots with `ncq.snapshot` on its command line, `-device pvpanic`
-and `-action panic=pause`.  Once its disk is up, the image's /init writes
-to the pvpanic port: the vCPU stops at that instruction, QEMU pauses, and
-the harness migrates the paused VM to a file.  Every later run with the same
-inputs starts QEMU with `-incoming file:STATE` and `cont`: the guest goes on
-from the write, reads its workload from fw_cfg (which is not part of the
-saved state) and runs it.  The stop is at an instruction, not at a moment
-of the host's choosing, so under icount the saved state is the same on
-every machine and every restored run is deterministic.
+A guest boots with `ncq.snapshot ncq.hotplug` on its command line,
+`-device pvpanic` and `-action panic=pause`, and no drive under test.
+Once its modules are loaded, the image's /init writes to the pvpanic
+port: the vCPU stops at that instruction, QEMU pauses, and the harness
+migrates the paused VM to a file.  Every later run with the same inputs
+starts QEMU with `-incoming file:STATE`, plugs its own drive in while the
+guest is still stopped (`drive_add`, `device_add` on ide.0) and `cont`:
+the guest goes on from the write, libata finds the hot-plugged drive,
+/init reads its workload from fw_cfg (which is not part of the saved
+state) and runs it.  The stop and the plug are at an instruction, not at
+a moment of the host's choosing, so under icount the saved state is the
+same on every machine and every restored run is deterministic.
 
 The cache key covers every input of the boot: the QEMU binary, the kernel
 and initramfs, the whole QEMU command line with the run's own paths
-replaced by placeholders (the device line without its trace= property,
-model-file= by the file's digest), the disk (a fresh qcow2 of the given
-size; runs on an existing disk do not use snapshots) and this module's
-format.  A changed input gives another key, hence a fresh boot.
+replaced by placeholders, and this module's format.  The drive is not an
+input of the boot, so every device line (model, properties, disk size)
+shares one entry per kernel, memory size, vCPU count and extra options.
+A changed input gives another key, hence a fresh boot.
 
 Layout: $NCQ_CACHE/snapshots/<key>/ ($NCQ_SNAPSHOT_DIR/<key>/ if set)
     state        the migration stream (written last, renamed into place)
@@ -38,7 +41,7 @@ import shutil
 import time
 from pathlib import Path
 
-FORMAT = "ncq-snapshot 1"
+FORMAT = "ncq-snapshot 2"   # 2: the drive is plugged in after the restore
 # Entries kept (least recently used go first); each is one guest's RAM
 # in use, about 100-200 MB.
 SNAPSHOT_KEEP = int(os.environ.get("NCQ_SNAPSHOT_KEEP", "48"))
@@ -69,27 +72,6 @@ def file_digest(path):
                 h.update(block)
         _digests[memo] = h.hexdigest()
     return _digests[memo]
-
-
-def device_without_trace(device):
-    """The -device string without its trace= and zone-state= properties
-    (files of the run's own: the boot before the snapshot is traced
-    nowhere and keeps no zone state, and a restore replaces the drive's
-    zones with the snapshot's whatever zone-state read; Guest boots
-    instead of restoring when a zone-state file exists already)."""
-    return ",".join(p for p in device.split(",")
-                    if not p.startswith(("trace=", "zone-state=")))
-
-
-def canonical_device(device):
-    """The device line as it enters the key: no trace=, and model-file=
-    by its content's digest rather than its path."""
-    parts = []
-    for p in device_without_trace(device).split(","):
-        if p.startswith("model-file="):
-            p = "model-file=sha256:" + file_digest(p[len("model-file="):])
-        parts.append(p)
-    return ",".join(parts)
 
 
 def key(canonical_cmd, files):

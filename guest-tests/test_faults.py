@@ -65,7 +65,7 @@ def _clat_ms(res, name):
 def test_unc_ncq(run):
     res, steps = run
     assert steps["unc"] != "0", "the read of the UNC sector must fail"
-    d = res.dmesg
+    d = res.dmesg_since_attach
     assert "failed command: READ FPDMA QUEUED" in d
     assert re.search(r"status: \{ DRDY ERR \}", d)
     assert re.search(r"error: \{ UNC \}", d)
@@ -76,7 +76,7 @@ def test_unc_ncq(run):
 def test_write_error(run):
     res, steps = run
     assert steps["werr"] != "0", "the write to the failing range must fail"
-    d = res.dmesg
+    d = res.dmesg_since_attach
     assert "failed command: WRITE FPDMA QUEUED" in d
     assert re.search(r"error: \{ ABRT \}", d)
     assert re.search(r"I/O error, dev sda, sector 4000 op 0x1:\(WRITE\)", d)
@@ -88,7 +88,7 @@ def test_hang_timeout_reset(run):
     res, steps = run
     # one-shot hang: libata times out (30 s), resets the link, retries
     assert steps["hang"] == "0"
-    d = res.dmesg
+    d = res.dmesg_since_attach
     assert re.search(r"action 0x6 frozen\n.*failed command: READ FPDMA "
                      r"QUEUED\n.*cmd 60/.* tag \d+ ncq dma 4096 in\n.*"
                      r"Emask 0x4 \(timeout\)", d)
@@ -108,7 +108,7 @@ def test_slow_region(run):
 def test_unc_non_queued_and_still_usable(run):
     res, steps = run
     assert steps["unc-nq"] != "0"
-    d = res.dmesg
+    d = res.dmesg_since_attach
     # the D2H FIS names the failing sector: res 41/40:..:bb:0b:00 = 3003
     assert re.search(r"failed command: READ DMA\n.*\n.*res 41/40:08:bb:0b:00/"
                      r".*Emask 0x9 \(media error\)\n.*\n.*error: \{ UNC \}",

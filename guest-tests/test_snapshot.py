@@ -48,10 +48,12 @@ def test_restored_runs_are_byte_identical(tmp_path):
     assert r1.output == r2.output          # the same guest uptime at start
     assert r1.fio["jobs"][0]["read"]["iops"] == \
         r2.fio["jobs"][0]["read"]["iops"]
-    # the log reads as one boot: the boot's console, then the run's
+    # the log reads as one boot: the boot's console up to the snapshot
+    # point, then the run's, the drive plugged in and found there
     console = (g2.workdir / "console.log").read_text()
-    assert console.index("NCQ-GUEST-READY") < \
-        console.index("restored from snapshot") < console.index("NCQ-EXIT")
+    assert console.index("snapshot point") < \
+        console.index("restored from snapshot") < \
+        console.index("NCQ-GUEST-READY") < console.index("NCQ-EXIT")
 
 
 def test_state_made_twice_is_the_same(tmp_path):
@@ -85,11 +87,8 @@ def test_key_covers_every_input_of_the_boot(tmp_path):
     assert _key(tmp_path, device=DEVICE + ",trace=/tmp/x.trace") == base
     assert _key(tmp_path) == base
     changed = {
-        "seed": _key(tmp_path, device=DEVICE.replace("1414", "1415")),
-        "model": _key(tmp_path, device=DEVICE.replace(
-            "st3400620as", "fujitsu-max3036rc")),
         "memory": _key(tmp_path, memory="768M"),
-        "disk size": _key(tmp_path, disk_size="2G"),
+        "vCPUs": _key(tmp_path, smp=2),
         "extra args": _key(tmp_path, extra_args=["-trace", "ncq_disk_fault"]),
         "icount shift": _key(tmp_path, icount_shift=0),
     }
@@ -97,14 +96,49 @@ def test_key_covers_every_input_of_the_boot(tmp_path):
     assert len(set(changed.values())) == len(changed), changed
 
 
-def test_key_follows_model_file_content(tmp_path):
+def test_key_leaves_the_drive_out(tmp_path):
+    """The saved boot has no drive: every device line, disk size and
+    model file shares the kernel's one entry."""
+    base = _key(tmp_path)
     src = ncqguest.ROOT / "hw/ide/ncq-model/models/st3400620as.ncqm"
     f = tmp_path / "m.ncqm"
     f.write_text(src.read_text())
-    k1 = _key(tmp_path, device=f"ncq-disk,model-file={f}")
-    f.write_text(src.read_text() + "\n# changed\n")
-    ncqsnapshot._digests.clear()
-    assert _key(tmp_path, device=f"ncq-disk,model-file={f}") != k1
+    same = {
+        "seed": _key(tmp_path, device=DEVICE.replace("1414", "1415")),
+        "model": _key(tmp_path, device=DEVICE.replace(
+            "st3400620as", "fujitsu-max3036rc")),
+        "disk size": _key(tmp_path, disk_size="2G"),
+        "model file": _key(tmp_path, device=f"ncq-disk,model-file={f}"),
+    }
+    assert set(same.values()) == {base}, same
+
+
+def test_each_run_plugs_its_own_drive(tmp_path):
+    """Two device lines restore the same saved boot, and each guest sees
+    its own drive, found by libata as a hot-plugged one: the model and
+    size IDENTIFY gives, and its own queue depth."""
+    got = {}
+    for model, depth in (("st3400620as", 32), ("fujitsu-max3036rc", 4)):
+        g = Guest(tmp_path / model, disk_size="2G",
+                  device=f"ncq-disk,model={model},queue-depth={depth}")
+        res = g.run(Workload(script="true\n", collect=(
+            "/sys/block/sda/device/model", "/sys/block/sda/size",
+            "/sys/block/sda/device/queue_depth")))
+        assert res.status == 0, g.tail()
+        assert g.restored_from is not None
+        got[model] = (g.restored_from.key, res.collected, res)
+    (k1, c1, r1), (k2, c2, r2) = got.values()
+    assert k1 == k2
+    assert c1["/sys/block/sda/device/model"] == "ST3400620AS"
+    assert c2["/sys/block/sda/device/model"].startswith("FUJITSU MAX3036")
+    assert c1["/sys/block/sda/size"] == c2["/sys/block/sda/size"] == \
+        str(2 * 1024 * 1024 * 2)
+    assert c1["/sys/block/sda/device/queue_depth"] == "32"
+    assert c2["/sys/block/sda/device/queue_depth"] == "4"
+    # the boot had no drive; the restored run's kernel log holds the
+    # hot-plug, and the part after it none of it
+    assert "SATA link up" in r1.dmesg
+    assert "resetting link" not in r1.dmesg_since_attach
 
 
 def test_state_that_does_not_load_is_made_again(tmp_path):

@@ -7,7 +7,10 @@
 # --walk: prove that the series bisects: build (and run the qtests each
 #         patch adds) after every patch that patches/qemu/walked does not
 #         yet record as proved, then record it there (commit that file).
-#         scripts/test.sh passes it; the demo and a user's build do not.
+#         Its own work tree and build directory (flavour "walk"), so it
+#         runs beside the other builds; prints no build directory, and
+#         does nothing when the record has every patch.  scripts/test.sh
+#         runs it in the background; the demo and a user's build do not.
 # --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests by hand.
 # --fuzz: clang + libFuzzer + ASan/UBSan flavour; builds qemu-fuzz-x86_64
 #         (scripts/fuzz.sh runs it) and, from the same objects,
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 done
 [ $asan = 1 ] && [ $fuzz = 1 ] && die "--asan and --fuzz are two flavours; give one (--fuzz has ASan/UBSan too)"
 [ $install = 1 ] && [ $((asan + fuzz)) != 0 ] && die "--install installs the release flavour; drop --asan/--fuzz"
+[ $want_walk = 1 ] && [ $((asan + fuzz + install)) != 0 ] && die "--walk is a build of its own; give it alone"
 if [ $fuzz = 1 ]; then
     command -v clang >/dev/null || die "--fuzz needs clang and libFuzzer; run scripts/install-deps.sh"
 fi
@@ -61,6 +65,10 @@ flavour=release
 [ $asan = 1 ] && flavour=asan
 [ $fuzz = 1 ] && flavour=fuzz
 work=$CACHE/work/$ver
+if [ $want_walk = 1 ]; then
+    flavour=walk
+    work=$CACHE/work/$ver-walk
+fi
 build=$CACHE/build/$ver-$flavour
 
 conf=(
@@ -121,13 +129,17 @@ done
 # walk_from: the index (1-based) of the first patch the record lacks;
 # the last patch needs no walk step (the build below is its proof)
 walk=0 walk_from=0
-if [ $flavour = release ] && [ $want_walk = 1 ]; then
+if [ $want_walk = 1 ]; then
     for i in $(seq 1 $((${#patches[@]} - 1))); do
         if ! grep -q "^${walk_keys[$((i - 1))]} " "$WALKED" 2>/dev/null; then
             walk=1 walk_from=$i
             break
         fi
     done
+    if [ $walk = 0 ]; then
+        log "the series walk: patches/qemu/walked proves all ${#patches[@]} patches; nothing to walk"
+        exit 0
+    fi
 fi
 
 # The work tree and the build directories are shared by every checkout
@@ -299,7 +311,7 @@ flock 9
 # ninja.log gathers every ninja run of this build (the walk's too), so the
 # warning check below sees each compile.
 [ -d "$build" ] && : >"$build/ninja.log"
-exec 8>"$CACHE/work-$ver.lock"
+exec 8>"$CACHE/work-$(basename "$work").lock"
 flock -s 8
 if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
     flock -x 8
@@ -377,4 +389,5 @@ if [ $install = 1 ]; then
     install -m 755 "$build/qemu-system-x86_64" "$build/qemu-img" "$PREFIX/bin/"
     log "installed under $PREFIX"
 fi
-echo "$build"
+# the walk's build serves no test: it names no build directory
+[ $want_walk = 1 ] || echo "$build"

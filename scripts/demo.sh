@@ -14,10 +14,22 @@ for arg in "$@"; do
 done
 
 "$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
-NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
-# NCQ_IMAGE_DIR set: boot that image (e.g. your own kernel's) instead.
+# The guest image (mostly a kernel package's download) builds beside QEMU
+# (both cores compiling).  NCQ_IMAGE_DIR set: boot that image (e.g. your
+# own kernel's) instead.
+image_out=$(mktemp)
+trap 'rm -f "$image_out"' EXIT
+image_pid=
 if [ -z "${NCQ_IMAGE_DIR:-}" ]; then
-    NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" | tail -1) || die "guest image build failed"
+    "$ROOT/images/build-image.sh" >"$image_out" &
+    image_pid=$!
+fi
+# One build, the whole series at once: proving that each patch builds on
+# its own (the series walk) is the test command's job, not the demo's.
+NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
+if [ -n "$image_pid" ]; then
+    wait "$image_pid" || die "guest image build failed"
+    NCQ_IMAGE_DIR=$(tail -1 "$image_out")
 fi
 export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
-exec python3 "$HERE/demo.py" "$@"
+python3 "$HERE/demo.py" "$@"

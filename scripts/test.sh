@@ -26,9 +26,43 @@ kill_tree() {
 # time goes shows in any CI log
 step() { printf '=== [%dm%02ds] %s ===\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
+# The step table (printed at the end): each piece of work, foreground or
+# background, appends "name<TAB>began<TAB>ended" (seconds from the start)
+# to $STEPS; timed NAME COMMAND... runs COMMAND and records it.
+T0=$(date +%s)
+STEPS=$ROOT/_build/steps.tsv
+mkdir -p "$ROOT/_build"
+: >"$STEPS"
+timed() {
+    local name=$1 b rc=0
+    shift
+    b=$(($(date +%s) - T0))
+    "$@" || rc=$?
+    printf '%s\t%d\t%d\n' "$name" "$b" $(($(date +%s) - T0)) >>"$STEPS"
+    return $rc
+}
+# step_table: the steps in the order they began, their wall times, how
+# long the suite ran with none, one and two or more of them at once (on
+# two cores, "one" is a core left idle unless the step uses both), and
+# the total
+step_table() {
+    echo "step table (wall clock; 'began' from the start of the suite):"
+    sort -t$'\t' -k2,2n "$STEPS" | awk -F'\t' '
+        { printf "  %-58s began %3dm%02ds  took %3dm%02ds\n", $1,
+                 int($2 / 60), $2 % 60, int(($3 - $2) / 60), ($3 - $2) % 60 }'
+    awk -F'\t' -v total=$(($(date +%s) - T0)) '
+        { for (t = $2; t < $3; t++) n[t]++ }
+        END {
+            for (t = 0; t < total; t++) c[n[t] >= 2 ? 2 : n[t] + 0]++
+            printf "  seconds with no step running: %d, one: %d, two or more: %d\n",
+                   c[0], c[1], c[2]
+        }' "$STEPS"
+    printf '  total %dm%02ds\n' $((($(date +%s) - T0) / 60)) $((($(date +%s) - T0) % 60))
+}
+
 if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
     step "install dependencies"
-    "$HERE/install-deps.sh" || die "installing dependencies failed"
+    timed "install dependencies" "$HERE/install-deps.sh" || die "installing dependencies failed"
 fi
 
 # One session of the guest harness's snapshot cache (guest-tests/ncqsnapshot.py):
@@ -45,7 +79,7 @@ tally() {   # tally PASSED FAILED SKIPPED
 # The pinned source first: the QEMU build and checkpatch (below, in the
 # background) both read it, and two fetches from nothing would race.
 step "fetch the pinned QEMU source"
-"$HERE/fetch-qemu.sh" >/dev/null || die "fetching the QEMU source failed"
+timed "fetch the pinned QEMU source" "$HERE/fetch-qemu.sh" >/dev/null || die "fetching the QEMU source failed"
 
 mkdir -p "$ROOT/_build"
 # NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
@@ -81,7 +115,7 @@ early_step() {
     local name=$1; shift
     { printf '=== [%dm%02ds] (in the background, beside the QEMU build) ===\n' \
           $((SECONDS / 60)) $((SECONDS % 60))
-      "$@"; } >"$early_dir/$name.out" 2>&1
+      timed "$name" "$@"; } >"$early_dir/$name.out" 2>&1
     echo $? >"$early_dir/$name.rc"
 }
 unit_tests() {
@@ -112,10 +146,46 @@ early_steps &
 early_pid=$!
 asan_pid=
 # the suite stopped early (die, ^C): stop the background work too
-trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${fuzz_pid:-}" ] || kill_tree "$fuzz_pid"' EXIT
+trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${fuzz_pid:-}" ] || kill_tree "$fuzz_pid"; [ -z "${walk_pid:-}" ] || kill_tree "$walk_pid"' EXIT
+
+# The sanitizer flavour's clang build runs in the background from the
+# start, at a lower priority: it fills whatever the other steps leave of
+# the two cores (the release build's links, the single-core qtests and
+# pytest steps), and the release build, which every guest test waits for,
+# keeps the CPU when both want it.  Its tests run after the guest tests on
+# 6.1 (asan_steps below): ahci-test's migration cases under ASan failed
+# once with the guest tests beside them.
+if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
+    asan_log=$ROOT/_build/asan-build.log
+    step "the ASan/UBSan (fuzz flavour) build: in the background, log $asan_log"
+    timed "QEMU build (clang, ASan/UBSan, fuzzer)" nice -n 10 "$HERE/build-qemu.sh" --fuzz >"$asan_log" 2>&1 &
+    asan_pid=$!
+fi
+
+# The series walk (every patch builds and passes the qtests it adds, on
+# its own): only the patches patches/qemu/walked does not record, in a
+# build of its own, in the background at a lower priority.  Nothing to
+# do on a clone whose record covers the series.
+walk_log=$ROOT/_build/walk.log
+step "the series walk: in the background, log $walk_log"
+timed "QEMU series walk (patches/qemu/walked)" nice -n 10 "$HERE/build-qemu.sh" --walk >"$walk_log" 2>&1 &
+walk_pid=$!
+walk_show() {
+    step "the series walk (scripts/build-qemu.sh --walk)"
+    local rc=0
+    wait "$walk_pid" || rc=$?
+    walk_pid=
+    grep -E "^build-qemu: (bisect|the series walk|walking)" "$walk_log" >&2
+    if [ $rc != 0 ]; then
+        tail -20 "$walk_log" >&2
+        echo "test: the series walk failed (log $walk_log)" >&2
+        tally 0 1 0
+    fi
+}
 
 step "build QEMU (pinned, with the ncq-disk overlay)"
-NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" --walk | tail -1) || die "QEMU build failed"
+NCQ_QEMU_BUILD=$(timed "QEMU build (release)" \
+    "$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
 
 # early_wait NAME: until the background step NAME has ended (or the
@@ -144,11 +214,11 @@ early_show() {
 fuzz_run() {
     local d=$ROOT/_build
     fuzz_begun >"$d/fuzz-replay.out"
-    "$HERE/fuzz.sh" --replay tests/fuzz/fixed >>"$d/fuzz-replay.out" 2>&1
+    timed "fuzz: replay fixed findings" "$HERE/fuzz.sh" --replay tests/fuzz/fixed >>"$d/fuzz-replay.out" 2>&1
     fuzz_begun >"$d/fuzz-seeds.out"
-    "$HERE/fuzz.sh" --check-seeds >>"$d/fuzz-seeds.out" 2>&1
+    timed "fuzz: check seeds" "$HERE/fuzz.sh" --check-seeds >>"$d/fuzz-seeds.out" 2>&1
     fuzz_begun >"$d/fuzz-ci.out"
-    "$HERE/fuzz.sh" --ci >>"$d/fuzz-ci.out" 2>&1
+    timed "fuzz: CI campaign" "$HERE/fuzz.sh" --ci >>"$d/fuzz-ci.out" 2>&1
     echo $? >"$d/fuzz-ci.rc"
 }
 fuzz_begun() {
@@ -184,18 +254,6 @@ fuzz_show() {
     fi
 }
 
-# The sanitizer flavour's clang build runs in the background from here, beside
-# the steps that follow (most of them keep one core of two busy; CI from
-# nothing took 31 min 54 s with it in line).  Its tests run in line, after
-# the guest tests on 6.1 (asan_steps below): ahci-test's migration cases
-# under ASan failed once with the guest tests beside them.
-if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
-    asan_log=$ROOT/_build/asan-build.log
-    step "the ASan/UBSan (fuzz flavour) build: in the background, log $asan_log"
-    "$HERE/build-qemu.sh" --fuzz >"$asan_log" 2>&1 &
-    asan_pid=$!
-fi
-
 if [ "$USER_IMAGE" = 1 ]; then
     step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
 else
@@ -226,7 +284,7 @@ else
 fi
 
 step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
-"$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" 2>&1 | tee "$ROOT/_build/qtest.out" >&2
+timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" 2>&1 | tee "$ROOT/_build/qtest.out" >&2
 q=$(tail -1 "$ROOT/_build/qtest.out")
 if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
     tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
@@ -254,7 +312,7 @@ asan_steps() {
     asan_build=$(tail -1 "$asan_log")
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
-        "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test \
+        timed "qtests under ASan/UBSan" "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test \
         ahci-test@ncq-on 2>&1 | tee "$ROOT/_build/qtest-asan.out" >&2
     q=$(tail -1 "$ROOT/_build/qtest-asan.out")
     if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
@@ -274,7 +332,7 @@ asan_steps() {
 pytest_step() {
     local name=$1 out=$2; shift 2
     step "$name"
-    python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$out" >&2
+    timed "$name" python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$out" >&2
     pytest_tally "$out"
 }
 # pytest_tally OUT: tally pytest's summary line in OUT
@@ -358,6 +416,7 @@ if [ "$second_kernel" = 1 ]; then
     fi
 fi
 fuzz_show
+walk_show
 
 # the background steps have all been shown by now: reap them
 wait "$early_pid" 2>/dev/null
@@ -369,5 +428,6 @@ ncqsnapshot.prune(ncqsnapshot.root(ncqguest.CACHE), protect_since=ncqsnapshot.se
     || echo "test: snapshot cache clean-up failed (nothing deleted)" >&2
 
 step "done"
+step_table >&2
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
