@@ -163,8 +163,10 @@ overlay_claim() {
     [ -z "$stale" ] || owner=$stale
     if [ -n "$owner" ] && [ "$owner" != "$ROOT" ] && [ -f "$build/build.ninja" ]; then
         log "$build was last built from $owner: rebuilding the overlay's files"
-        find "$build" -type f \( -name '*ncq*' -o -path '*ncq-disk*' \
-             -o -path '*ncq-model*' \) -delete
+        # (paths matched below $build: the cache's own path, by default
+        # ~/.cache/ncq-disk, must not match, or this deletes the whole build)
+        find "$build" -type f \( -name '*ncq*' -o -path "$build/*ncq-disk*" \
+             -o -path "$build/*ncq-model*" \) -delete
         touch "$work/meson.build"       # meson regenerates build.ninja
     fi
     mkdir -p "$build"
