@@ -14,6 +14,8 @@ for arg in "$@"; do
 done
 
 "$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
+# demo.py and the builds run under the project's venv
+. "$HERE/lib/venv.sh" || exit 1
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 # NCQ_IMAGE_DIR set: boot that image (e.g. your own kernel's) instead.
 if [ -z "${NCQ_IMAGE_DIR:-}" ]; then
