@@ -79,14 +79,14 @@ rm -f "$STAMP"
 echo "install-venv: installing ${req_list[*]} into $VENV (pip; log $LOG)"
 if ! "$VENV/bin/python3" -m pip install --disable-pip-version-check \
         --no-input --progress-bar off "${req_list[@]}" >"$LOG" 2>&1; then
-    # pip's own verdict: its last ERROR line (or its last line)
-    last=$(grep '^ERROR:' "$LOG" | tail -1 || true)
+    # pip's own verdict: its last error line (or its last line)
+    last=$(grep -E '^(ERROR|error):' "$LOG" | tail -1 || true)
     [ -n "$last" ] || last=$(tail -1 "$LOG")
     # pip retries a connection it cannot make (5 times by default), then
     # says only that no version matches: the retries' warnings name the
     # real cause
     if grep -qE 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Name or service not known|Network is unreachable|ConnectTimeoutError|ReadTimeoutError|ProxyError|SSLError' "$LOG"; then
-        die "pip could not reach PyPI (check the network, or set https_proxy); pip said: $last; full log: $LOG"
+        die "pip could not reach PyPI (check the network, or the proxy: https_proxy); pip said: $last; full log: $LOG"
     fi
     die "pip install into $VENV failed; pip said: $last; full log: $LOG"
 fi
