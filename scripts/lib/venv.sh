@@ -14,7 +14,10 @@
 
 NCQ_VENV=${NCQ_VENV:-${NCQ_CACHE:-$HOME/.cache/ncq-disk}/venv}
 if ! "$NCQ_VENV/bin/python3" -c '' 2>/dev/null; then
-    echo "${0##*/}: no working Python venv at $NCQ_VENV; run scripts/install-deps.sh (as root; scripts/install-venv.sh alone if the apt packages are there)" >&2
+    # named as the sourcing script names itself in its errors ("build-qemu")
+    _venv_me=${0##*/}
+    echo "${_venv_me%.sh}: no working Python venv at $NCQ_VENV; run scripts/install-deps.sh (as root; scripts/install-venv.sh alone if the apt packages are there)" >&2
+    unset _venv_me
     return 1
 fi
 export NCQ_VENV
