@@ -19,13 +19,16 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 VENV=${NCQ_VENV:-$CACHE/venv}
+# Debian's python3 by its path: the first python3 on PATH may be another
+# (pyenv's), which would hide what a stock Debian does
 PY=${PYTHON:-/usr/bin/python3}
 STAMP=$VENV/.ncq-requirements
 LOG=$VENV.log
 
 die() { echo "install-venv: $*" >&2; exit 1; }
 
-[ -x "$PY" ] || die "$PY not found; install Debian's python3 and python3-venv (scripts/install-deps.sh, as root), or set PYTHON"
+PY=$(command -v "$PY") \
+    || die "${PYTHON:-/usr/bin/python3} not found; install Debian's python3 and python3-venv (scripts/install-deps.sh, as root), or set PYTHON"
 # tomllib (3.11) reads the requirement list; Debian 12 has 3.11, 13 has 3.13
 "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || die "$PY is Python $("$PY" -c 'import sys; print(sys.version.split()[0])'); 3.11 or later is needed (Debian 12's python3 is 3.11)"
