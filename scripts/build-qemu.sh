@@ -56,8 +56,13 @@ fi
 for tool in cc ninja pkg-config flex bison; do
     command -v $tool >/dev/null || die "'$tool' not found; run scripts/install-deps.sh"
 done
-python3 -c 'import mesonbuild, sys; from mesonbuild.coredata import version; sys.exit(0 if tuple(map(int, version.split(".")[:2])) >= (1, 5) else 1)' 2>/dev/null \
-    || die "meson >= 1.5 not found in python3; run scripts/install-deps.sh (pip install 'meson==1.5.*')"
+# QEMU's configure makes its own venv (pyvenv) from the python it is given
+# and takes meson from there: give it the project's venv's python, which
+# has meson (QEMU's pyvenv sees a parent venv's packages: mkvenv.py).
+. "$HERE/lib/venv.sh" || exit 1
+PY=$NCQ_VENV/bin/python3
+"$PY" -c 'import mesonbuild, sys; from mesonbuild.coredata import version; sys.exit(0 if tuple(map(int, version.split(".")[:2])) >= (1, 5) else 1)' 2>/dev/null \
+    || die "meson >= 1.5 not found in the venv $NCQ_VENV; run scripts/install-deps.sh"
 
 pristine=$("$HERE/fetch-qemu.sh" "${fetch_args[@]}" | tail -1)
 ver=$(basename "$pristine")
@@ -227,11 +232,20 @@ firmware_links() {
     done
 }
 
+# pyvenv_runs: the python and meson of the build's pyvenv still run (the
+# python configure was given may be gone: a venv of an older Debian's python)
+pyvenv_runs() {
+    "$build/pyvenv/bin/python3" -c 'import mesonbuild' 2>/dev/null
+}
+
+# --python is not among conf: conf_sum keys the series walk's proofs,
+# which do not depend on where the venv is.
 configure_build() {
-    if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ]; then
+    if [ ! -f "$build/.configured-$conf_sum" ] || [ ! -f "$build/build.ninja" ] ||
+       ! pyvenv_runs; then
         log "configuring $build"
         rm -rf "$build"; mkdir -p "$build"
-        (cd "$build" && "$work/configure" "${conf[@]}" >configure.log 2>&1) \
+        (cd "$build" && "$work/configure" "${conf[@]}" --python="$PY" >configure.log 2>&1) \
             || { tail -20 "$build/configure.log" >&2; die "configure failed; full log: $build/configure.log"; }
         touch "$build/.configured-$conf_sum"
     fi

@@ -524,8 +524,10 @@ def main():
     args = ap.parse_args()
     if args.jobs < 1:
         sys.exit("check-unchanged: --jobs must be 1 or more")
-    if args.capture_trace:
-        pyrun.ensure()  # capture() imports the harness (ncqguest)
+    # the project's venv: meson for the model builds, the harness
+    # (ncqguest) for the guest runs, and for the base commit's
+    # build-qemu.sh its python3 first on PATH
+    pyrun.ensure()
     head = Side("head", resolve(args.head) if args.head else None)
     try:
         if args.capture_trace:

@@ -14,6 +14,8 @@ for arg in "$@"; do
 done
 
 "$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
+# demo.py and the builds run under the project's venv
+. "$HERE/lib/venv.sh" || exit 1
 # The guest image (mostly a kernel package's download) builds beside QEMU
 # (both cores compiling).  NCQ_IMAGE_DIR set: boot that image (e.g. your
 # own kernel's) instead.

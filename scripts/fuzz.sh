@@ -105,6 +105,8 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (known: --minutes N, --runs N, --seed N, --fresh, --ci, --props PROPS, --jobs N, --keep-going, --max-len N, --corpus DIR, --size BYTES, --replay FILE|DIR, --reproduce FILE, --check-seeds)" ;;
     esac
 done
+# scripts/fuzz-seeds.py below runs under the project's venv, as the build does
+. "$HERE/lib/venv.sh" || exit 1
 [[ $minutes =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || die "--minutes wants a positive whole number, not '$minutes'"
 [[ $jobs =~ ^[0-9]+$ ]] && [ "$jobs" -gt 0 ] || die "--jobs wants a positive whole number, not '$jobs'"
 [ -z "$runs" ] || { [[ $runs =~ ^[0-9]+$ ]] && [ "$runs" -gt 0 ]; } || die "--runs wants a positive whole number, not '$runs'"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Install everything ncq-disk needs on a Debian 12 machine, from Debian's
 # archive and PyPI only.  Run as root.  Safe to run again: it skips what is
-# already present.
+# already present.  The Python packages go into the project's venv
+# (scripts/install-venv.sh), never into the system's python3: Debian's
+# refuses pip (PEP 668), and the venv works the same on Debian 12 and 13.
 set -euo pipefail
 
 die() { echo "install-deps: $*" >&2; exit 1; }
@@ -12,8 +14,12 @@ command -v apt-get >/dev/null || die "apt-get not found; this script targets Deb
 APT_PKGS=(
     # QEMU build
     build-essential pkg-config git ccache ninja-build flex bison
-    libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev python3-venv
+    libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev
     xz-utils dpkg-dev
+    # The project's Python venv (scripts/install-venv.sh): Debian's python3,
+    # its venv/pip bootstrap, and the CA list pip's HTTPS to PyPI trusts
+    # (Debian's pip reads /etc/ssl/certs/ca-certificates.crt)
+    python3 python3-venv ca-certificates
     # Run-time firmware for the guest (qboot, option ROMs)
     qemu-system-data seabios
     # Fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime
@@ -52,9 +58,6 @@ if [ ${#missing[@]} -gt 0 ]; then
         || die "apt-get install failed for: ${missing[*]}"
 fi
 
-PY=${PYTHON:-python3}
-"$PY" -m pip --version >/dev/null 2>&1 || die "$PY has no pip; install python3-pip"
-"$PY" -m pip install -q --disable-pip-version-check \
-    "meson==1.5.*" pycotap "qemu.qmp==0.0.6" pytest "pytest-xdist>=3.5,<4" numpy matplotlib \
-    || die "pip install failed: is PyPI reachable?"
+# its own error names the cause (no python3-venv, PyPI unreachable, ...)
+"$(dirname "$0")/install-venv.sh" || exit 1
 echo "install-deps: ok"

@@ -15,6 +15,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $PREFIX in /*) ;; *) PREFIX=$(pwd)/$PREFIX ;; esac
+# meson (ncq-sim's build) is the project's venv's
+. "$HERE/lib/venv.sh" || exit 1
 
 "$HERE/build-qemu.sh" --prefix "$PREFIX" --install >/dev/null \
     || die "QEMU build or install failed"

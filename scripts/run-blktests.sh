@@ -63,6 +63,8 @@ while [ $# -gt 0 ]; do
         *) ARGS+=("$1"); shift ;;
     esac
 done
+# the guest harness (qemu.qmp) below runs under the project's venv
+. "$HERE/lib/venv.sh" || exit 2
 [ ${#ARGS[@]} -ge 1 ] || { echo "run-blktests: CHECKOUT missing" >&2; usage 2 >&2; }
 CHECKOUT=${ARGS[0]}
 TESTS=("${ARGS[@]:1}")

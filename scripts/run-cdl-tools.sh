@@ -85,6 +85,8 @@ while [ $# -gt 0 ]; do
         *) ARGS+=("$1"); shift ;;
     esac
 done
+# the guest harness (qemu.qmp) below runs under the project's venv
+. "$HERE/lib/venv.sh" || exit 2
 [ ${#ARGS[@]} -eq 1 ] || { echo "run-cdl-tools: give one CHECKOUT" >&2; usage 2 >&2; }
 CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such directory"
 [ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \

@@ -57,6 +57,8 @@ while [ $# -gt 0 ]; do
         *) echo "run-conformance: unknown argument: $1" >&2; usage 2 >&2 ;;
     esac
 done
+# the guest harness (qemu.qmp) below runs under the project's venv
+. "$HERE/lib/venv.sh" || exit 2
 case "$KERNEL" in
     6.1) DEBIAN=bookworm ;;
     6.12) DEBIAN=trixie ;;

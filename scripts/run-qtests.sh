@@ -14,6 +14,8 @@ shift
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(ncq-disk-test ahci-test ahci-test@ncq-off ahci-test@ncq-on)
 here=$(cd "$(dirname "$0")" && pwd)
+# python3 below is the project's venv's, as everywhere in the suite
+. "$here/lib/venv.sh" || exit 1
 
 targets=()
 for t in "${tests[@]}"; do targets+=("tests/qtest/${t%@*}"); done

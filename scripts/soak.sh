@@ -30,6 +30,8 @@ while [ $# -gt 0 ]; do
 done
 [[ $minutes =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "soak: --minutes '$minutes' is not a number of minutes, e.g. --minutes 10" >&2; exit 2; }
 [[ $round_s =~ ^[0-9]+$ ]] && [ "$round_s" -ge 10 ] || { echo "soak: --round-seconds '$round_s' must be a whole number of seconds, at least 10" >&2; exit 2; }
+# the soak's Python (qemu.qmp) runs under the project's venv
+. "$ROOT/scripts/lib/venv.sh" || exit 2
 workdir=${workdir:-$(mktemp -d "${TMPDIR:-/tmp}/ncq-soak.XXXXXX")}
 echo "soak: $minutes min of guest time in rounds of $round_s s; files in $workdir" >&2
 cd "$ROOT/guest-tests"

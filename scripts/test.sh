@@ -64,6 +64,8 @@ if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
     step "install dependencies"
     timed "install dependencies" "$HERE/install-deps.sh" || die "installing dependencies failed"
 fi
+# python3, pytest and meson from here on are the project's venv's
+. "$HERE/lib/venv.sh" || exit 1
 
 # One session of the guest harness's snapshot cache (guest-tests/ncqsnapshot.py):
 # no run prunes while the suite runs, and the clean-up at the end spares every

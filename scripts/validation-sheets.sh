@@ -10,6 +10,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${NCQ_MODEL_BUILD:-_build/model}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 cd "$ROOT"
+# meson is the project's venv's
+. "$ROOT/scripts/lib/venv.sh" || exit 1
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
 ninja -C "$BUILD" tools/ncq-sim/ncq-sim >/dev/null
 exec "$BUILD/tools/ncq-sim/ncq-sim" --validate all "$@"
