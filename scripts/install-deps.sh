@@ -11,6 +11,19 @@ die() { echo "install-deps: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get needs it); try: sudo $0"
 command -v apt-get >/dev/null || die "apt-get not found; this script targets Debian 12"
 
+# clang_major: the major version of the release's default clang (Debian
+# 12: 14, Debian 13: 19), whose libFuzzer runtime the fuzz build needs
+clang_major() {
+    local codename
+    codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+    case $codename in
+    bookworm) echo 14 ;;
+    trixie) echo 19 ;;
+    *) die "Debian release '${codename:-unknown}' is not one this script knows (bookworm, trixie): add its clang version to clang_major()" ;;
+    esac
+}
+CLANG_MAJOR=$(clang_major)
+
 APT_PKGS=(
     # QEMU build
     build-essential pkg-config git ccache ninja-build flex bison
@@ -22,8 +35,9 @@ APT_PKGS=(
     python3 python3-venv ca-certificates
     # Run-time firmware for the guest (qboot, option ROMs)
     qemu-system-data seabios
-    # Fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime
-    clang libclang-rt-14-dev
+    # Fuzzing (scripts/fuzz.sh): clang with libFuzzer's runtime, whose
+    # package carries the release's clang version (below)
+    clang "libclang-rt-$CLANG_MAJOR-dev"
     # Guest image inputs
     busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
     mdadm btrfs-progs
