@@ -116,6 +116,14 @@ def firmware_path():
     return None
 
 
+def boot_kernel(image):
+    """The kernel file a guest boots: the image's vmlinux (uncompressed,
+    loaded by QEMU as it is and entered through PVH: no decompression
+    under TCG) when it has one, else its vmlinuz."""
+    vmlinux = Path(image) / "vmlinux"
+    return vmlinux if vmlinux.is_file() else Path(image) / "vmlinuz"
+
+
 def image_manifest(image=None):
     """The 'key value' lines of an image's manifest.txt (images/build-
     image.sh) as a dict, first value of a key kept ({} without one)."""
@@ -280,6 +288,7 @@ class Guest:
         self.build = qemu_build_dir()
         self.image = image_dir()
         self.qemu = self.build / "qemu-system-x86_64"
+        self.kernel = boot_kernel(self.image)
 
     def _make_disk(self):
         if self.backend == "null" or self.disk.exists():
@@ -336,7 +345,7 @@ class Guest:
                 "-nodefaults", "-display", "none", "-vga", "none",
                 "-nic", "none", "-no-reboot",
                 "-bios", "qboot.rom",
-                "-kernel", str(self.image / "vmlinuz"),
+                "-kernel", str(self.kernel),
                 "-initrd", str(self.image / "initrd.img"),
                 "-append", append,
                 "-fw_cfg", f"name={FW_CFG_WORKLOAD},file={workload_file}",
@@ -472,7 +481,7 @@ class Guest:
         return out
 
     def _key_files(self):
-        files = {"qemu": self.qemu, "vmlinuz": self.image / "vmlinuz",
+        files = {"qemu": self.qemu, "kernel": self.kernel,
                  "initrd": self.image / "initrd.img"}
         fw = firmware_path()
         if fw is not None:
