@@ -18,12 +18,12 @@ zstd and lz4 with Debian's zstd and lz4 programs.
 """
 
 import bz2
-import gzip
 import lzma
 import os
 import struct
 import subprocess
 import sys
+import zlib
 
 # ELF note (name "Xen", type XEN_ELFNOTE_PHYS32_ENTRY = 18): the 32-bit
 # entry point of PVH boot, present when the kernel has CONFIG_PVH
@@ -61,9 +61,12 @@ def _run(cmd, data):
 
 
 def decompress(data):
-    """The payload decompressed, by its magic bytes."""
+    """The payload decompressed, by its magic bytes.  The kernel's build
+    appends the uncompressed size (4 bytes) to the compressed stream:
+    the decoders that stop at the stream's end ignore it, the zstd and
+    lz4 programs are given the stream without it."""
     if data[:2] == b"\x1f\x8b":
-        return gzip.decompress(data)
+        return zlib.decompressobj(wbits=31).decompress(data)
     if data[:6] == b"\xfd7zXZ\x00":
         # the kernel's xz stream may carry trailing padding
         return lzma.LZMADecompressor(lzma.FORMAT_XZ).decompress(data)
@@ -72,9 +75,9 @@ def decompress(data):
     if data[:3] == b"BZh":
         return bz2.BZ2Decompressor().decompress(data)
     if data[:4] == b"\x28\xb5\x2f\xfd":
-        return _run(["zstd", "-dcq"], data)
+        return _run(["zstd", "-dcq"], data[:-4])
     if data[:4] == b"\x02\x21\x4c\x18":
-        return _run(["lz4", "-dcq"], data)
+        return _run(["lz4", "-dcq"], data[:-4])
     raise ValueError(f"unknown kernel compression (magic {data[:6].hex()})")
 
 
@@ -120,7 +123,7 @@ def main(argv):
     except Refused as e:
         print(f"extract-vmlinux: {argv[1]}: {e}", file=sys.stderr)
         return 3
-    except (OSError, ValueError, EOFError, lzma.LZMAError) as e:
+    except (OSError, ValueError, EOFError, lzma.LZMAError, zlib.error) as e:
         print(f"extract-vmlinux: {argv[1]}: {e}", file=sys.stderr)
         return 1
     return 0

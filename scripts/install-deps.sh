@@ -39,7 +39,7 @@ APT_PKGS=(
     # package carries the release's clang version (below)
     clang "libclang-rt-$CLANG_MAJOR-dev"
     # Guest image inputs
-    busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio
+    busybox-static kmod fio hdparm smartmontools sg3-utils blktrace cpio zstd
     mdadm btrfs-progs
     # The test suite (scripts/test.sh stops its background build with pgrep)
     procps

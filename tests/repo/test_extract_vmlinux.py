@@ -34,7 +34,9 @@ def elf_with_notes(notes):
 
 
 def bzimage(payload, setup_sects=4, version=0x20f):
-    """A bzImage whose setup header points at payload."""
+    """A bzImage whose setup header points at payload, which ends, as
+    the kernel's build makes it, with the uncompressed size (4 bytes)."""
+    payload += b"\x78\x56\x34\x12"
     setup = bytearray((setup_sects + 1) * 512)
     setup[0x1f1] = setup_sects
     setup[0x202:0x206] = b"HdrS"
@@ -56,13 +58,18 @@ def run(tmp_path, image):
     return p, out
 
 
-@pytest.mark.parametrize("pack", [gzip.compress, bz2.compress,
+def zstd(data):
+    return subprocess.run(["zstd", "-19", "-c"], input=data,
+                          capture_output=True, check=True).stdout
+
+
+@pytest.mark.parametrize("pack", [gzip.compress, bz2.compress, zstd,
                                   lambda d: lzma.compress(
                                       d, lzma.FORMAT_XZ,
                                       check=lzma.CHECK_CRC32),
                                   lambda d: lzma.compress(
                                       d, lzma.FORMAT_ALONE)],
-                         ids=["gzip", "bzip2", "xz", "lzma"])
+                         ids=["gzip", "bzip2", "zstd", "xz", "lzma"])
 def test_pvh_kernel_comes_out_whole(tmp_path, pack):
     elf = elf_with_notes(PVH)
     p, out = run(tmp_path, bzimage(pack(elf)))
