@@ -148,19 +148,123 @@ early_steps &
 early_pid=$!
 asan_pid=
 # the suite stopped early (die, ^C): stop the background work too
-trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${fuzz_pid:-}" ] || kill_tree "$fuzz_pid"; [ -z "${walk_pid:-}" ] || kill_tree "$walk_pid"' EXIT
+trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${walk_pid:-}" ] || kill_tree "$walk_pid"' EXIT
 
-# The sanitizer flavour's clang build runs in the background from the
-# start, at a lower priority: it fills whatever the other steps leave of
-# the two cores (the release build's links, the single-core qtests and
-# pytest steps), and the release build, which every guest test waits for,
-# keeps the CPU when both want it.  Its tests run after the guest tests on
-# 6.1 (asan_steps below): ahci-test's migration cases under ASan failed
-# once with the guest tests beside them.
+# The fuzzer's part of the suite, each tallied: every input of
+# tests/fuzz/fixed/ run alone (one check each), every seed reaching the
+# device (one check each), the CI campaign (one check).  fuzz_run runs
+# the three in the background (one core: the campaign has a fixed number
+# of executions and a fixed seed, so the load beside it does not change
+# what it does), the last steps of the sanitizer chain; fuzz_show prints
+# and tallies them once the chain has ended.
+fuzz_run() {
+    local d=$ROOT/_build
+    fuzz_begun >"$d/fuzz-replay.out"
+    timed "fuzz: replay fixed findings" "$HERE/fuzz.sh" --replay tests/fuzz/fixed >>"$d/fuzz-replay.out" 2>&1
+    fuzz_begun >"$d/fuzz-seeds.out"
+    timed "fuzz: check seeds" "$HERE/fuzz.sh" --check-seeds >>"$d/fuzz-seeds.out" 2>&1
+    fuzz_begun >"$d/fuzz-ci.out"
+    timed "fuzz: CI campaign" "$HERE/fuzz.sh" --ci >>"$d/fuzz-ci.out" 2>&1
+    echo $? >"$d/fuzz-ci.rc"
+}
+fuzz_begun() {
+    printf '=== [%dm%02ds] (in the background: the sanitizer chain) ===\n' \
+        $((SECONDS / 60)) $((SECONDS % 60))
+}
+fuzz_show() {
+    local d=$ROOT/_build q ok bad
+    [ -f "$d/fuzz-replay.out" ] || return 0
+    step "fuzz: inputs of fixed findings replayed (NCQ_TEST_FUZZ=0 skips the fuzz steps)"
+    cat "$d/fuzz-replay.out" >&2
+    q=$(tail -1 "$d/fuzz-replay.out")
+    if [[ $q =~ fuzz-replay:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
+    else
+        tally 0 1 0
+    fi
+    step "fuzz: each seed reaches the device (scripts/fuzz.sh --check-seeds)"
+    cat "$d/fuzz-seeds.out" >&2
+    ok=$(grep -cE "^seed [^ ]+: ok," "$d/fuzz-seeds.out")
+    bad=$(grep -cE "^seed [^ ]+: FAILED," "$d/fuzz-seeds.out")
+    [ $((ok + bad)) -gt 0 ] || bad=1
+    tally "$ok" "$bad" 0
+    step "fuzz: short campaign from the seeds (scripts/fuzz.sh --ci)"
+    cat "$d/fuzz-ci.out" >&2
+    if [ "$(cat "$d/fuzz-ci.rc" 2>/dev/null)" = 0 ]; then
+        tally 1 0 0
+    else
+        tally 0 1 0
+    fi
+}
+
+# The sanitizer chain: the device's qtests, and ahci-test as upstream
+# (the IDE fixes' and hot-plug's reproducers run with ide-hd) and with
+# ncq-disk (timing on) in ide-hd's place, under AddressSanitizer and
+# UndefinedBehaviorSanitizer, every report fatal; then the fuzzer: the
+# inputs of fixed findings replayed, the seeds checked, and a short
+# campaign of a fixed length and seed (docs/fuzzing.md, "In CI").  One
+# clang build serves both, the fuzz flavour: its qemu-system-x86_64 runs
+# the qtests, its qemu-fuzz-x86_64 the fuzzer (docs/build.md).
+# NCQ_TEST_ASAN=0 skips all of it; NCQ_TEST_FUZZ=0 only the fuzz steps.
+# Each writes its output to a file in _build; asan_show prints and
+# tallies them.
+asan_chain() {
+    local d=$ROOT/_build rc=0
+    rm -f "$d/fuzz-replay.out" "$d/qtest-asan.out"
+    timed "QEMU build (clang, ASan/UBSan, fuzzer)" nice -n 10 \
+        "$HERE/build-qemu.sh" --fuzz >"$asan_log" 2>&1 || rc=$?
+    echo $rc >"$d/asan-build.rc"
+    [ $rc = 0 ] || return 1
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
+        timed "qtests under ASan/UBSan" "$HERE/run-qtests.sh" \
+        "$(tail -1 "$asan_log")" ncq-disk-test ahci-test ahci-test@ncq-on \
+        >"$d/qtest-asan.out" 2>&1
+    [ "${NCQ_TEST_FUZZ:-1}" = 0 ] || fuzz_run
+}
+asan_show() {
+    [ -n "$asan_pid" ] || return 0
+    local q d=$ROOT/_build
+    step "the sanitizer build (clang, ASan/UBSan, fuzzer)"
+    wait "$asan_pid"
+    asan_pid=
+    grep -E "^build-qemu: (built|building|configuring)" "$asan_log" >&2
+    if [ "$(cat "$d/asan-build.rc" 2>/dev/null)" != 0 ]; then
+        tail -30 "$asan_log" >&2
+        echo "test: the ASan/UBSan (fuzz flavour) build failed (log $asan_log)" >&2
+        tally 0 1 0
+        return
+    fi
+    step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
+    cat "$d/qtest-asan.out" >&2
+    q=$(tail -1 "$d/qtest-asan.out")
+    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+    else
+        tally 0 1 0
+    fi
+    fuzz_show
+}
+
+# The sanitizer chain (asan_chain above: the clang build, the qtests
+# under ASan/UBSan, the fuzz steps) runs in the background from the
+# start, each step as soon as the one before it has ended.  Its build
+# starts at a lower priority, so that it fills what the release build
+# leaves of the two cores (its links, its configure) and the release
+# build, which every guest test waits for, keeps the CPU when both want
+# it; once the release build is done, the chain gets the same priority
+# as the rest (renice_tree).  It is shown and tallied at the end
+# (asan_show).
+renice_tree() {   # renice_tree PID NICE: PID and every process under it
+    local c
+    renice -n "$2" -p "$1" >/dev/null 2>&1
+    for c in $(pgrep -P "$1"); do renice_tree "$c" "$2"; done
+}
+asan_log=$ROOT/_build/asan-build.log
 if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
-    asan_log=$ROOT/_build/asan-build.log
-    step "the ASan/UBSan (fuzz flavour) build: in the background, log $asan_log"
-    timed "QEMU build (clang, ASan/UBSan, fuzzer)" nice -n 10 "$HERE/build-qemu.sh" --fuzz >"$asan_log" 2>&1 &
+    step "the sanitizer chain (ASan/UBSan build, its qtests, the fuzzer): in the background, log $asan_log"
+    rm -f "$ROOT/_build/asan-build.rc" "$ROOT/_build/fuzz-ci.rc"
+    asan_chain &
     asan_pid=$!
 fi
 
@@ -189,6 +293,8 @@ step "build QEMU (pinned, with the ncq-disk overlay)"
 NCQ_QEMU_BUILD=$(timed "QEMU build (release)" \
     "$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
 export NCQ_QEMU_BUILD
+# the release build is done: the sanitizer chain shares the CPU evenly now
+[ -z "$asan_pid" ] || renice_tree "$asan_pid" 0
 
 # early_wait NAME: until the background step NAME has ended (or the
 # background work has, without it: then it counts as failed)
@@ -204,56 +310,6 @@ early_show() {
     early_wait "$1"
     cat "$early_dir/$1.out" >&2
     return "$(cat "$early_dir/$1.rc" 2>/dev/null || echo 1)"
-}
-
-# The fuzzer's part of the suite, each tallied: every input of
-# tests/fuzz/fixed/ run alone (one check each), every seed reaching the
-# device (one check each), the CI campaign (one check).  fuzz_run runs
-# the three in the background (one core: the campaign has a fixed number
-# of executions and a fixed seed, so the load beside it does not change
-# what it does) beside the guest tests on 6.12; fuzz_show prints and
-# tallies them once they have ended.
-fuzz_run() {
-    local d=$ROOT/_build
-    fuzz_begun >"$d/fuzz-replay.out"
-    timed "fuzz: replay fixed findings" "$HERE/fuzz.sh" --replay tests/fuzz/fixed >>"$d/fuzz-replay.out" 2>&1
-    fuzz_begun >"$d/fuzz-seeds.out"
-    timed "fuzz: check seeds" "$HERE/fuzz.sh" --check-seeds >>"$d/fuzz-seeds.out" 2>&1
-    fuzz_begun >"$d/fuzz-ci.out"
-    timed "fuzz: CI campaign" "$HERE/fuzz.sh" --ci >>"$d/fuzz-ci.out" 2>&1
-    echo $? >"$d/fuzz-ci.rc"
-}
-fuzz_begun() {
-    printf '=== [%dm%02ds] (in the background, beside the guest tests on 6.12) ===\n' \
-        $((SECONDS / 60)) $((SECONDS % 60))
-}
-fuzz_pid=
-fuzz_show() {
-    [ -n "$fuzz_pid" ] || return 0
-    local d=$ROOT/_build q ok bad
-    step "fuzz: inputs of fixed findings replayed (NCQ_TEST_FUZZ=0 skips the fuzz steps)"
-    wait "$fuzz_pid"
-    fuzz_pid=
-    cat "$d/fuzz-replay.out" >&2
-    q=$(tail -1 "$d/fuzz-replay.out")
-    if [[ $q =~ fuzz-replay:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
-        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" 0
-    else
-        tally 0 1 0
-    fi
-    step "fuzz: each seed reaches the device (scripts/fuzz.sh --check-seeds)"
-    cat "$d/fuzz-seeds.out" >&2
-    ok=$(grep -cE "^seed [^ ]+: ok," "$d/fuzz-seeds.out")
-    bad=$(grep -cE "^seed [^ ]+: FAILED," "$d/fuzz-seeds.out")
-    [ $((ok + bad)) -gt 0 ] || bad=1
-    tally "$ok" "$bad" 0
-    step "fuzz: short campaign from the seeds (scripts/fuzz.sh --ci)"
-    cat "$d/fuzz-ci.out" >&2
-    if [ "$(cat "$d/fuzz-ci.rc" 2>/dev/null)" = 0 ]; then
-        tally 1 0 0
-    else
-        tally 0 1 0
-    fi
 }
 
 if [ "$USER_IMAGE" = 1 ]; then
@@ -293,41 +349,6 @@ if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]];
 else
     tally 0 1 0
 fi
-
-# asan_steps: the device's qtests, and ahci-test as upstream (the IDE fixes'
-# and hot-plug's reproducers run with ide-hd) and with ncq-disk (timing on)
-# in ide-hd's place, under AddressSanitizer and UndefinedBehaviorSanitizer, every report
-# fatal; then the fuzzer: the inputs of fixed findings replayed, the seeds
-# checked, and a short campaign of a fixed length and seed
-# (docs/fuzzing.md, "In CI").  One clang build serves both, the fuzz
-# flavour: its qemu-system-x86_64 runs the qtests, its qemu-fuzz-x86_64 the
-# fuzzer (docs/build.md).  NCQ_TEST_ASAN=0 skips all of it; NCQ_TEST_FUZZ=0
-# only the fuzz steps.
-asan_steps() {
-    [ -n "$asan_pid" ] || return 0
-    step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
-    local rc=0 q
-    wait "$asan_pid" || rc=$?
-    asan_pid=
-    cat "$asan_log" >&2
-    [ $rc = 0 ] || die "ASan/UBSan (fuzz flavour) build failed"
-    asan_build=$(tail -1 "$asan_log")
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ASAN_OPTIONS=halt_on_error=1:abort_on_error=1 \
-        timed "qtests under ASan/UBSan" "$HERE/run-qtests.sh" "$asan_build" ncq-disk-test ahci-test \
-        ahci-test@ncq-on 2>&1 | tee "$ROOT/_build/qtest-asan.out" >&2
-    q=$(tail -1 "$ROOT/_build/qtest-asan.out")
-    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-    else
-        tally 0 1 0
-    fi
-    if [ "${NCQ_TEST_FUZZ:-1}" != 0 ]; then
-        rm -f "$ROOT/_build/fuzz-ci.rc"
-        fuzz_run &
-        fuzz_pid=$!
-    fi
-}
 
 # pytest_step NAME OUT ARGS...: run pytest with ARGS, its output in OUT,
 # and tally its summary line (no summary line counts as one failure).
@@ -391,14 +412,13 @@ xdist=()
 pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
     --durations=20 guest-tests "$@"
 
-asan_steps
 
 # The device tests (queue depth 8 among them), IDENTIFY (hdparm -I), CDL,
 # host-managed ZAC (zone write plugging), zonefs and zoned btrfs, power modes, SCT, the log
 # directories (smartctl, sg_sat_read_gplog), RAID with and without ERC and
 # scenario 1 again on Debian 13's kernel (6.12), unless
-# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0; the fuzz
-# steps run beside them (asan_steps started them) and are shown after them.
+# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0.  The
+# sanitizer chain, still running or ended, is shown after them.
 if [ "$second_kernel" = 1 ]; then
     if early_show image612 "build the guest image (Debian 13, 6.12; built beside the QEMU build)"; then
         img612=$(tail -1 "$early_dir/image612.out")
@@ -417,7 +437,7 @@ if [ "$second_kernel" = 1 ]; then
         tally 0 1 0
     fi
 fi
-fuzz_show
+asan_show
 walk_show
 
 # the background steps have all been shown by now: reap them
