@@ -293,7 +293,7 @@ walk_qtests() {
 # walk_record KEY NAME: patch NAME is proved; the record keeps the proofs
 # of the current series only, in its order
 walk_record() {
-    local k keep=()
+    local k i keep=()
     for k in "${walk_keys[@]}"; do
         [ "$k" = "$1" ] || grep -q "^$k " "$WALKED" 2>/dev/null || continue
         keep+=("$k")

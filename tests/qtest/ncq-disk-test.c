@@ -18,6 +18,7 @@
 #include "qobject/qnum.h"
 #include "qobject/qstring.h"
 #include "hw/ide/ncq-model.h"
+#include "hw/pci/pci_regs.h"
 
 #define DISK_SECTORS   (64 * 1024 * 2)     /* 64 MiB image */
 #define BIG_SECTORS    (100ULL << 21)      /* 100 GiB sparse image */
@@ -3575,6 +3576,162 @@ static void test_migrate_keeps_fua_prio_cdl(void)
     unlink(trace);
 }
 
+/*
+ * device_del of a drive whose write failed on the host under werror=stop
+ * (issue 37): the VM stops on the failed command, the drive is pulled,
+ * and 'cont' must not retry the command.  It used to: AHCI's restart ran
+ * the halted NCQ slot (the IDE core's restart a non-queued DMA) on the
+ * device that was gone, and QEMU died (SIGSEGV); with another drive
+ * plugged into the port before 'cont', the old command went to that one.
+ * On an added ich9-ahci, as the report had it; ahci-test's
+ * /ahci/hotplug/unplug-halted/ cases are the same for ide-hd and ide-cd.
+ */
+typedef struct UnplugHalted {
+    uint8_t cmd;            /* WRITE FPDMA QUEUED or WRITE DMA */
+    bool replug;            /* a new drive in the port before 'cont' */
+} UnplugHalted;
+
+#define ADDED_HBA_SLOT 0x10
+
+/* COMRESET as a host does, then IDENTIFY if a drive is there; PxSSTS.DET */
+static uint32_t comreset_greet(AHCIQState *ahci, uint8_t port)
+{
+    uint16_t id[256];
+    uint32_t det;
+
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+    ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+    det = ahci_px_rreg(ahci, port, AHCI_PX_SSTS) & AHCI_PX_SSTS_DET;
+    ahci_px_wreg(ahci, port, AHCI_PX_SERR, 0xffffffff);
+    ahci_port_clear(ahci, port);
+    if (det) {
+        ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    }
+    return det;
+}
+
+/* query-blockstats: write operations of drive @id */
+static int64_t drive_wr_operations(QTestState *qts, const char *id)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-blockstats' }");
+    const QListEntry *e;
+    int64_t ops = -1;
+
+    QLIST_FOREACH_ENTRY(qdict_get_qlist(rsp, "return"), e) {
+        QDict *dev = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (!g_strcmp0(qdict_get_try_str(dev, "device"), id)) {
+            ops = qdict_get_int(qdict_get_qdict(dev, "stats"),
+                                "wr_operations");
+        }
+    }
+    qobject_unref(rsp);
+    g_assert_cmpint(ops, >=, 0);
+    return ops;
+}
+
+static void assert_runstate(QTestState *qts, const char *status)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-status' }");
+
+    g_assert_cmpstr(qdict_get_str(qdict_get_qdict(rsp, "return"), "status"),
+                    ==, status);
+    qobject_unref(rsp);
+}
+
+static void test_hotplug_unplug_halted(gconstpointer data)
+{
+    const UnplugHalted *t = data;
+    g_autofree char *script = g_strdup("/tmp/qtest.ncq-disk-dbg.XXXXXX");
+    g_autofree char *img1 = g_strdup("/tmp/qtest.ncq-disk-hp.XXXXXX");
+    uint8_t out[4096], in[4096], zero[4096] = { 0 };
+    AHCIQState *ahci = g_new0(AHCIQState, 1);
+    AHCICommand *cmd;
+    QTestState *qts;
+    QPCIBus *pcibus;
+    uint64_t gbuf;
+    uint8_t port;
+    int fd;
+
+    make_temp_file(script);
+    g_assert(g_file_set_contents(script, "[inject-error]\n"
+                                 "event = \"write_aio\"\nerrno = \"5\"\n"
+                                 "once = \"on\"\n", -1, NULL));
+    fd = g_mkstemp(img1);
+    g_assert(fd >= 0);
+    g_assert(ftruncate(fd, DISK_SECTORS * 512) == 0);
+    close(fd);
+
+    ahci->parent = qtest_pc_boot("-M q35 "
+                                 "-device ich9-ahci,id=a1,addr=0x%x "
+                                 "-drive if=none,id=drive0,format=raw,"
+                                 "file=blkdebug:%s:%s,"
+                                 "werror=stop,rerror=stop "
+                                 "-drive if=none,id=drive1,format=raw,"
+                                 "file=%s "
+                                 "-device ncq-disk,id=disk0,drive=drive0,"
+                                 "bus=a1.0",
+                                 ADDED_HBA_SLOT, script, img_path, img1);
+    alloc_set_flags(&ahci->parent->alloc, ALLOC_LEAK_ASSERT);
+    qts = ahci->parent->qts;
+    pcibus = qpci_new_pc(qts, NULL);
+    ahci->dev = qpci_device_find(pcibus, QPCI_DEVFN(ADDED_HBA_SLOT, 0));
+    g_assert(ahci->dev);
+    ahci->fingerprint = qpci_config_readl(ahci->dev, PCI_VENDOR_ID);
+    ahci_pci_enable(ahci);
+    ahci_hba_enable(ahci);
+    port = ahci_port_select(ahci);
+    g_assert_cmpint(port, ==, 0);
+    g_assert_cmphex(comreset_greet(ahci, port), ==, 3);
+
+    /* At its deadline the write fails on the host: the VM stops. */
+    gbuf = ahci_alloc(ahci, sizeof(out));
+    memset(out, 0x37, sizeof(out));
+    qtest_memwrite(qts, gbuf, out, sizeof(out));
+    cmd = ahci_command_create(t->cmd);
+    ahci_command_adjust(cmd, 0, gbuf, sizeof(out), 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    wait_vm_stopped(ahci);
+    assert_runstate(qts, "io-error");
+
+    qtest_qmp_device_del(qts, "disk0");
+    g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SSTS) &
+                    AHCI_PX_SSTS_DET, ==, 0);
+    if (t->replug) {
+        qtest_qmp_device_add(qts, "ncq-disk", "disk1",
+                             "{ 'drive': 'drive1', 'bus': 'a1.0' }");
+    }
+
+    /* QEMU runs on; nothing is retried, on no drive */
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    qtest_qmp_eventwait(qts, "RESUME");
+    qtest_clock_step(qts, 5000000000LL);
+    assert_runstate(qts, "running");
+    if (!t->replug) {
+        g_assert_cmphex(comreset_greet(ahci, port), ==, 0);
+        qtest_qmp_device_add(qts, "ncq-disk", "disk1",
+                             "{ 'drive': 'drive1', 'bus': 'a1.0' }");
+    }
+    g_assert_cmphex(comreset_greet(ahci, port), ==, 3);
+    ahci_command_free(cmd);
+    g_assert_cmpint(drive_wr_operations(qts, "drive1"), ==, 0);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 0);
+    g_assert(!memcmp(in, zero, sizeof(in)));
+
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+    unlink(script);
+    unlink(img1);
+}
+
+static const UnplugHalted unplug_halted_ncq = { WRITE_FPDMA_QUEUED, false };
+static const UnplugHalted unplug_halted_dma = { CMD_WRITE_DMA, false };
+static const UnplugHalted unplug_halted_ncq_replug = {
+    WRITE_FPDMA_QUEUED, true
+};
+static const UnplugHalted unplug_halted_dma_replug = { CMD_WRITE_DMA, true };
+
 /* The two sparse images the tests run on (unlinked at the end of main) */
 /* ---- logs: one table, both directories, PIO and DMA forms ---- */
 
@@ -5414,6 +5571,16 @@ static void add_identify_and_ncq_tests(void)
                         "ide-hd", test_hotplug_bootindex);
     qtest_add_func("/ncq-disk/hotplug/unplug-pending-ncq",
                    test_hotplug_unplug_pending_ncq);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-halted/ncq-write",
+                        &unplug_halted_ncq, test_hotplug_unplug_halted);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-halted/dma-write",
+                        &unplug_halted_dma, test_hotplug_unplug_halted);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-halted/ncq-write-replug",
+                        &unplug_halted_ncq_replug,
+                        test_hotplug_unplug_halted);
+    qtest_add_data_func("/ncq-disk/hotplug/unplug-halted/dma-write-replug",
+                        &unplug_halted_dma_replug,
+                        test_hotplug_unplug_halted);
     qtest_add_func("/ncq-disk/identify/model-words",
                    test_identify_model_words);
     qtest_add_func("/ncq-disk/identify/hba-default-gen1",
