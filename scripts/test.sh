@@ -419,6 +419,21 @@ pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
 # scenario 1 again on Debian 13's kernel (6.12), unless
 # NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0.  The
 # sanitizer chain, still running or ended, is shown after them.
+# The arguments again for 6.12, a JUnit XML file renamed FILE-6.12.xml
+# so that it does not overwrite 6.1's
+args612=()
+junit_next=0
+for a in "$@"; do
+    if [ $junit_next = 1 ]; then
+        a=${a%.xml}-6.12.xml
+        junit_next=0
+    elif [ "$a" = --junitxml ] || [ "$a" = --junit-xml ]; then
+        junit_next=1
+    elif [[ $a == --junitxml=* || $a == --junit-xml=* ]]; then
+        a=${a%%=*}=$(v=${a#*=}; echo "${v%.xml}-6.12.xml")
+    fi
+    args612+=("$a")
+done
 if [ "$second_kernel" = 1 ]; then
     if early_show image612 "build the guest image (Debian 13, 6.12; built beside the QEMU build)"; then
         img612=$(tail -1 "$early_dir/image612.out")
@@ -431,7 +446,7 @@ if [ "$second_kernel" = 1 ]; then
             guest-tests/test_power_modes.py \
             guest-tests/test_sct.py guest-tests/test_logs.py \
             guest-tests/test_raid_erc.py \
-            guest-tests/test_scenario_1_depth.py "$@"
+            guest-tests/test_scenario_1_depth.py ${args612[@]+"${args612[@]}"}
     else
         echo "test: the Debian 13 image did not build" >&2
         tally 0 1 0
