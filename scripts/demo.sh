@@ -13,12 +13,11 @@ for arg in "$@"; do
     case $arg in -h|--help) exec python3 "$HERE/demo.py" --help ;; esac
 done
 
-"$HERE/install-deps.sh" >&2 || die "installing dependencies failed"
-# demo.py and the builds run under the project's venv
-. "$HERE/lib/venv.sh" || exit 1
-# The guest image (mostly a kernel package's download) builds beside QEMU
-# (both cores compiling).  NCQ_IMAGE_DIR set: boot that image (e.g. your
-# own kernel's) instead.
+"$HERE/install-deps.sh" --apt-only >&2 || die "installing dependencies failed"
+# The guest image (mostly a kernel package's download) builds beside the
+# Python venv, the QEMU source's download and the QEMU build (both cores
+# compiling).  NCQ_IMAGE_DIR set: boot that image (e.g. your own
+# kernel's) instead.
 image_out=$(mktemp)
 trap 'rm -f "$image_out"' EXIT
 image_pid=
@@ -26,6 +25,12 @@ if [ -z "${NCQ_IMAGE_DIR:-}" ]; then
     "$ROOT/images/build-image.sh" >"$image_out" &
     image_pid=$!
 fi
+"$HERE/fetch-qemu.sh" >/dev/null &
+fetch_pid=$!
+"$HERE/install-venv.sh" >&2 || die "installing the Python venv failed"
+wait "$fetch_pid" || die "fetching the QEMU source failed"
+# demo.py and the builds run under the project's venv
+. "$HERE/lib/venv.sh" || exit 1
 # One build, the whole series at once: proving that each patch builds on
 # its own (the series walk) is the test command's job, not the demo's.
 NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"

@@ -72,6 +72,9 @@ if [ ${#missing[@]} -gt 0 ]; then
         || die "apt-get install failed for: ${missing[*]}"
 fi
 
-# its own error names the cause (no python3-venv, PyPI unreachable, ...)
-"$(dirname "$0")/install-venv.sh" || exit 1
+# its own error names the cause (no python3-venv, PyPI unreachable, ...);
+# --apt-only leaves it to the caller (the demo runs it beside its downloads)
+if [ "${1:-}" != --apt-only ]; then
+    "$(dirname "$0")/install-venv.sh" || exit 1
+fi
 echo "install-deps: ok"
