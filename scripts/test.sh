@@ -148,7 +148,7 @@ early_steps &
 early_pid=$!
 asan_pid=
 # the suite stopped early (die, ^C): stop the background work too
-trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${walk_pid:-}" ] || kill_tree "$walk_pid"' EXIT
+trap '[ -z "$early_pid" ] || kill_tree "$early_pid"; [ -z "$asan_pid" ] || kill_tree "$asan_pid"; [ -z "${walk_pid:-}" ] || kill_tree "$walk_pid"; [ -z "${qtest_pid:-}" ] || kill_tree "$qtest_pid"' EXIT
 
 # The fuzzer's part of the suite, each tallied: every input of
 # tests/fuzz/fixed/ run alone (one check each), every seed reaching the
@@ -341,14 +341,25 @@ else
     tally 0 1 0
 fi
 
-step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
-timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" 2>&1 | tee "$ROOT/_build/qtest.out" >&2
-q=$(tail -1 "$ROOT/_build/qtest.out")
-if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-    tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-else
-    tally 0 1 0
-fi
+# QEMU's qtests on the release build (one core) run in the background,
+# beside the guest tests, and are shown after them (qtest_show): the
+# guest tests, the longest step, start as soon as the build is done.
+step "qtests (QEMU's ahci-test and the ncq-disk qtests): in the background, output _build/qtest.out"
+timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" >"$ROOT/_build/qtest.out" 2>&1 &
+qtest_pid=$!
+qtest_show() {
+    local q
+    step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
+    wait "$qtest_pid"
+    qtest_pid=
+    cat "$ROOT/_build/qtest.out" >&2
+    q=$(tail -1 "$ROOT/_build/qtest.out")
+    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+    else
+        tally 0 1 0
+    fi
+}
 
 # pytest_step NAME OUT ARGS...: run pytest with ARGS, its output in OUT,
 # and tally its summary line (no summary line counts as one failure).
@@ -452,6 +463,7 @@ if [ "$second_kernel" = 1 ]; then
         tally 0 1 0
     fi
 fi
+qtest_show
 asan_show
 walk_show
 
