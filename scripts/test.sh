@@ -197,6 +197,19 @@ fuzz_show() {
     fi
 }
 
+# qtests_tally OUT: print run-qtests.sh's output OUT and tally its last
+# line ("qtests: N passed, N failed, N skipped"; none counts as a failure)
+qtests_tally() {
+    local q
+    cat "$1" >&2
+    q=$(tail -1 "$1")
+    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
+        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
+    else
+        tally 0 1 0
+    fi
+}
+
 # The sanitizer chain: the device's qtests, and ahci-test as upstream
 # (the IDE fixes' and hot-plug's reproducers run with ide-hd) and with
 # ncq-disk (timing on) in ide-hd's place, under AddressSanitizer and
@@ -224,7 +237,7 @@ asan_chain() {
 }
 asan_show() {
     [ -n "$asan_pid" ] || return 0
-    local q d=$ROOT/_build
+    local d=$ROOT/_build
     step "the sanitizer build (clang, ASan/UBSan, fuzzer)"
     wait "$asan_pid"
     asan_pid=
@@ -236,13 +249,7 @@ asan_show() {
         return
     fi
     step "qtests under ASan/UBSan (NCQ_TEST_ASAN=0 skips)"
-    cat "$d/qtest-asan.out" >&2
-    q=$(tail -1 "$d/qtest-asan.out")
-    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-    else
-        tally 0 1 0
-    fi
+    qtests_tally "$d/qtest-asan.out"
     fuzz_show
 }
 
@@ -348,17 +355,10 @@ step "qtests (QEMU's ahci-test and the ncq-disk qtests): in the background, outp
 timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" >"$ROOT/_build/qtest.out" 2>&1 &
 qtest_pid=$!
 qtest_show() {
-    local q
     step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
     wait "$qtest_pid"
     qtest_pid=
-    cat "$ROOT/_build/qtest.out" >&2
-    q=$(tail -1 "$ROOT/_build/qtest.out")
-    if [[ $q =~ qtests:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
-        tally "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}"
-    else
-        tally 0 1 0
-    fi
+    qtests_tally "$ROOT/_build/qtest.out"
 }
 
 # pytest_step NAME OUT ARGS...: run pytest with ARGS, its output in OUT,
