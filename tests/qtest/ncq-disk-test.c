@@ -3639,18 +3639,17 @@ static void assert_runstate(QTestState *qts, const char *status)
     qobject_unref(rsp);
 }
 
-static void test_hotplug_unplug_halted(gconstpointer data)
+/*
+ * The unplug-halted cases' machine: an ncq-disk on an added ich9-ahci
+ * whose first write fails on the host (blkdebug, werror=stop), a spare
+ * drive1 for the replug, the port up.  script and img1 are mkstemp
+ * templates, filled in.
+ */
+static AHCIQState *unplug_halted_boot(char *script, char *img1,
+                                      uint8_t *port)
 {
-    const UnplugHalted *t = data;
-    g_autofree char *script = g_strdup("/tmp/qtest.ncq-disk-dbg.XXXXXX");
-    g_autofree char *img1 = g_strdup("/tmp/qtest.ncq-disk-hp.XXXXXX");
-    uint8_t out[4096], in[4096], zero[4096] = { 0 };
     AHCIQState *ahci = g_new0(AHCIQState, 1);
-    AHCICommand *cmd;
-    QTestState *qts;
     QPCIBus *pcibus;
-    uint64_t gbuf;
-    uint8_t port;
     int fd;
 
     make_temp_file(script);
@@ -3673,16 +3672,32 @@ static void test_hotplug_unplug_halted(gconstpointer data)
                                  "bus=a1.0",
                                  ADDED_HBA_SLOT, script, img_path, img1);
     alloc_set_flags(&ahci->parent->alloc, ALLOC_LEAK_ASSERT);
-    qts = ahci->parent->qts;
-    pcibus = qpci_new_pc(qts, NULL);
+    pcibus = qpci_new_pc(ahci->parent->qts, NULL);
     ahci->dev = qpci_device_find(pcibus, QPCI_DEVFN(ADDED_HBA_SLOT, 0));
     g_assert(ahci->dev);
     ahci->fingerprint = qpci_config_readl(ahci->dev, PCI_VENDOR_ID);
     ahci_pci_enable(ahci);
     ahci_hba_enable(ahci);
-    port = ahci_port_select(ahci);
-    g_assert_cmpint(port, ==, 0);
-    g_assert_cmphex(comreset_greet(ahci, port), ==, 3);
+    *port = ahci_port_select(ahci);
+    g_assert_cmpint(*port, ==, 0);
+    g_assert_cmphex(comreset_greet(ahci, *port), ==, 3);
+    return ahci;
+}
+
+static void test_hotplug_unplug_halted(gconstpointer data)
+{
+    const UnplugHalted *t = data;
+    g_autofree char *script = g_strdup("/tmp/qtest.ncq-disk-dbg.XXXXXX");
+    g_autofree char *img1 = g_strdup("/tmp/qtest.ncq-disk-hp.XXXXXX");
+    uint8_t out[4096], in[4096], zero[4096] = { 0 };
+    AHCIQState *ahci;
+    AHCICommand *cmd;
+    QTestState *qts;
+    uint64_t gbuf;
+    uint8_t port;
+
+    ahci = unplug_halted_boot(script, img1, &port);
+    qts = ahci->parent->qts;
 
     /* At its deadline the write fails on the host: the VM stops. */
     gbuf = ahci_alloc(ahci, sizeof(out));
