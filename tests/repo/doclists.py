@@ -1,0 +1,127 @@
+"""Lists in the docs that are copies of the code, generated from it.
+
+A generated list sits between `<!-- begin: NAME -->` and `<!-- end: NAME -->`
+lines; everything between them is this module's output for NAME, so a
+reader sees an ordinary Markdown table that cannot drift from its source.
+
+    scripts/update-doc-lists.py [--check]
+
+rewrites every marked block (with --check: names the stale ones and exits
+1).  tests/repo/test_doc_lists.py fails when a block is stale.
+
+Blocks:
+- `built-in models` (README.md): one row per model the device and ncq-sim
+  build in (hw/ide/ncq-model/meson.build's list, in its order), read from
+  the model's own file.
+"""
+import re
+import sys
+
+from repopaths import ROOT
+
+MODELS = ROOT / "hw" / "ide" / "ncq-model"
+DOCS = ("README.md",)
+
+
+def _keys(text):
+    """section -> {key: value} of an .ncqm file, comments dropped."""
+    out, sec = {}, ""
+    for line in text.split("\n"):
+        line = line.split("#", 1)[0].strip()
+        m = re.match(r"^\[(\w+)\]$", line)
+        if m:
+            sec = m.group(1)
+            out.setdefault(sec, {})
+        elif "=" in line:
+            k, v = (x.strip() for x in line.split("=", 1))
+            out.setdefault(sec, {})[k] = v
+    return out
+
+
+def _kind(keys):
+    if any(s.get("cdl") == "yes" for s in keys.values()):
+        return "hard disk with Command Duration Limits"
+    if "zones" in keys:
+        return "host-managed SMR hard disk"
+    if "media_cache" in keys:
+        return "drive-managed SMR hard disk"
+    return {"hdd": "hard disk", "ssd": "SSD"}[keys["drive"]["kind"]]
+
+
+def _source(text):
+    """The file's first comment line (with the next ones while a
+    parenthesis is open)."""
+    lines = text.split("\n")
+    first = lines[0].lstrip("# ").rstrip()
+    for more in lines[1:]:
+        if first.count("(") == first.count(")") or not more.startswith("#"):
+            break
+        first += " " + more.lstrip("# ").rstrip()
+    first = re.sub(r"\)[,.].*$", ")", first)
+    m = re.match(r"^[\w-]+: (DiskSim 4\.0's \S+) as an ncq-disk model\.$",
+                 first)
+    if m:
+        return m.group(1) + " (`data/disksim/`)"
+    return first.rstrip(":")
+
+
+def _size(blocks):
+    b = blocks * 512
+    return f"{b / 1e12:.1f} TB" if b >= 1e12 else f"{b / 1e9:.1f} GB"
+
+
+def built_in_models():
+    meson = (MODELS / "meson.build").read_text()
+    names = re.findall(r"'models/([\w-]+)\.ncqm'", meson)
+    rows = ["| `model=` | IDENTIFY model | kind | capacity | rpm | from |",
+            "|---|---|---|---|---|---|"]
+    for name in names:
+        text = (MODELS / "models" / f"{name}.ncqm").read_text()
+        keys = _keys(text)
+        d = keys["drive"]
+        rpm = d["rpm"] if d["kind"] == "hdd" else "-"
+        rows.append(f"| `{name}` | {d['model']} | {_kind(keys)} | "
+                    f"{_size(int(d['capacity']))} | {rpm} | "
+                    f"{_source(text)} |")
+    return "\n".join(rows) + "\n"
+
+
+BLOCKS = {"built-in models": built_in_models}
+
+
+def refresh(text):
+    """text with every marked block rewritten; KeyError for an unknown
+    block name."""
+    def one(m):
+        return m.group(1) + BLOCKS[m.group(2)]() + m.group(3)
+    return re.sub(r"(^<!-- begin: ([\w -]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
+                  one, text, flags=re.M | re.S)
+
+
+def stale():
+    """The docs whose marked blocks differ from what they would be."""
+    out = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        if refresh(text) != text:
+            out.append(doc)
+    return out
+
+
+def main(argv):
+    check = "--check" in argv
+    bad = stale()
+    for doc in bad:
+        if check:
+            print(f"{doc}: a generated list is stale; run "
+                  "scripts/update-doc-lists.py", file=sys.stderr)
+        else:
+            p = ROOT / doc
+            p.write_text(refresh(p.read_text(encoding="utf-8")),
+                         encoding="utf-8")
+            print(f"rewrote {doc}")
+    return 1 if check and bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
