@@ -36,10 +36,16 @@ fio --output-format=json --output=$RESULTS/fio.json /workload/job.fio
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--model", default="st3400620as")
-    ap.add_argument("--ios", type=int, default=2000)
-    ap.add_argument("--depth", type=int, default=32)
-    ap.add_argument("--disk-size", default="4G")
+    ap.add_argument("--model", default="st3400620as",
+                    help="built-in model (ncq-sim --list-models; default "
+                    "%(default)s)")
+    ap.add_argument("--ios", type=int, default=2000,
+                    help="4 KiB random reads fio issues (default %(default)s)")
+    ap.add_argument("--depth", type=int, default=32,
+                    help="fio's iodepth (default %(default)s)")
+    ap.add_argument("--disk-size", default="4G",
+                    help="size of the disk image and of fio's region "
+                    "(default %(default)s)")
     ap.add_argument("--device-props", default="",
                     help="extra ncq-disk properties, e.g. queue-depth=8")
     ap.add_argument("--keep", metavar="DIR",
