@@ -337,8 +337,8 @@ class Guest:
         if hotplug:
             append += " ncq.hotplug"
         # q35's AHCI links at 1.5 Gb/s unless told its ports are Gen3
-        # (docs/device.md, "Link speed"): the drive's own speed, as on a
-        # modern host
+        # (docs/device.md, "IDENTIFY DEVICE and the SATA link"): the
+        # drive's own speed, as on a modern host
         args = [str(self.qemu), "-M", "q35", "-m", self.memory,
                 "-smp", str(self.smp),
                 "-global", "ich9-ahci.sata-gen=3",

@@ -1,5 +1,5 @@
 """Zoned file systems on the host-managed model (docs/smr.md, "Zoned file
-systems in the guest").
+systems and suites in the guest").
 
 One boot of wd-hc620-z64, the built-in host-managed model wd-hc620 cut to
 64 zones (its 256 MiB zones, open-zone limit and mechanics; 2 conventional

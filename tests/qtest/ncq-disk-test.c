@@ -5156,7 +5156,7 @@ static void test_zac_queued_errors(void)
 /*
  * A write racing a RESET of its zone, both queued at once: SATA lets the
  * drive run queued commands in any order, so no order is defined for
- * the host; the model decides by arrival (docs/smr.md, "Order"), the
+ * the host; the model decides by arrival (docs/smr.md, "The model"), the
  * same every run.  A write at the pointer queued before the RESET: both
  * succeed and the zone is empty after them.  A RESET queued before a
  * write where the pointer was: the write fails UNALIGNED WRITE COMMAND,

@@ -1,7 +1,7 @@
 """The parameter table (include/hw/ide/ncq-params.h) is the one list of
 parameters: docs/model.md's key table is its print-out, NcqParams is
 generated from it and nothing else, and ncq-fit's writer names its keys in
-its order (docs/contributing.md#adding-a-parameter)."""
+its order (docs/contributing.md#a-model-parameter)."""
 import json
 import re
 import subprocess

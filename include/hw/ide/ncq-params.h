@@ -7,7 +7,7 @@
  * the defaults, the range checks (params.c), the parameters' fingerprint
  * in a saved state (state.c), `ncq-sim --list-params` (docs/model.md's
  * parameter table) and `ncq-sim --dump-model` (what ncq-fit reads).
- * docs/contributing.md#adding-a-parameter says how to add one.
+ * docs/contributing.md#a-model-parameter says how to add one.
  *
  * P(ctype, field, dim, section, key, type, unit, default, min, max,
  *   flags, fp, doc): a field and its key.

@@ -1,7 +1,7 @@
 """The firmware's SPTF costs, fitted with ncq-sim: the settle allowance it
 plans with (plan_settle_ms) and its time per evaluated command (eval_us)
-shape how much a deeper queue gains (docs/model.md#calibration-of-
-st3400620as).  The probe measured throughput at depths 1 to 32 with as
+shape how much a deeper queue gains
+(docs/model.md#calibration-of-st3400620as).  The probe measured throughput at depths 1 to 32 with as
 many closed-loop readers; ncq-sim runs the fitted model on the same
 workload over a small grid and the pair closest to the measurement
 wins."""
