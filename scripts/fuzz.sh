@@ -20,9 +20,10 @@
 #                   the summary prints); the same seed, runs and starting
 #                   corpus run the same inputs
 #   --fresh         start from the seeds alone: empty the corpus first
-#   --ci            the campaign scripts/test.sh runs, in two legs of
-#                   --runs 1500 --seed 1 --fresh: the default drive, then
-#                   --props cdl=on; corpora and findings in $NCQ_CACHE/fuzz/ci/
+#   --ci            the campaign scripts/test.sh runs: one leg per drive
+#                   of CI_LEGS, each --runs CI_RUNS --seed CI_SEED --fresh
+#                   (the values are printed below); corpora and findings
+#                   in $NCQ_CACHE/fuzz/ci/
 #   --props PROPS   extra ncq-disk properties, e.g. timing=off,queue-depth=8
 #   --jobs N        libFuzzer processes in parallel (default 1)
 #   --keep-going    run the whole time whatever is found (libFuzzer's fork
@@ -101,7 +102,12 @@ while [ $# -gt 0 ]; do
     --size) size=$2; size_given=1; shift 2 ;;
     --check-seeds) check_seeds=1; shift ;;
     --keep-going) keep_going=1; campaign_opts+=("$1"); shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help)
+        sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        legs=$(printf '%s, ' "${CI_LEGS[@]}")
+        legs=${legs/#, /the default drive, }
+        echo "--ci runs ${#CI_LEGS[@]} legs (${legs%, }), each --runs $CI_RUNS --seed $CI_SEED --fresh"
+        exit 0 ;;
     *) die "unknown option '$1' (known: --minutes N, --runs N, --seed N, --fresh, --ci, --props PROPS, --jobs N, --keep-going, --max-len N, --corpus DIR, --size BYTES, --replay FILE|DIR, --reproduce FILE, --check-seeds)" ;;
     esac
 done
