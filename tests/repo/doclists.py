@@ -13,6 +13,8 @@ Blocks:
 - `built-in models` (README.md): one row per model the device and ncq-sim
   build in (hw/ide/ncq-model/meson.build's list, in its order), read from
   the model's own file.
+- `validation sheets` (docs/validation/README.md): the sheet and figures
+  file of each built-in model that has one.
 """
 import re
 import sys
@@ -20,7 +22,7 @@ import sys
 from repopaths import ROOT
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model"
-DOCS = ("README.md",)
+DOCS = ("README.md", "docs/validation/README.md")
 
 
 def _keys(text):
@@ -71,8 +73,7 @@ def _size(blocks):
 
 
 def built_in_models():
-    meson = (MODELS / "meson.build").read_text()
-    names = re.findall(r"'models/([\w-]+)\.ncqm'", meson)
+    names = _built_in_names()
     rows = ["| `model=` | IDENTIFY model | kind | capacity | rpm | from |",
             "|---|---|---|---|---|---|"]
     for name in names:
@@ -86,7 +87,25 @@ def built_in_models():
     return "\n".join(rows) + "\n"
 
 
-BLOCKS = {"built-in models": built_in_models}
+def _built_in_names():
+    meson = (MODELS / "meson.build").read_text()
+    return re.findall(r"'models/([\w-]+)\.ncqm'", meson)
+
+
+def validation_sheets():
+    """docs/validation/README.md's index: each built-in model's sheet and
+    figures file (a missing figures file is the sheets' own tests' to
+    name)."""
+    rows = ["| model | sheet | figures file |", "|---|---|---|"]
+    for name in _built_in_names():
+        if (ROOT / "docs" / "validation" / "figures" / f"{name}.fig").exists():
+            rows.append(f"| `{name}` | [{name}.md]({name}.md) | "
+                        f"[figures/{name}.fig](figures/{name}.fig) |")
+    return "\n".join(rows) + "\n"
+
+
+BLOCKS = {"built-in models": built_in_models,
+          "validation sheets": validation_sheets}
 
 
 def refresh(text):
