@@ -39,8 +39,8 @@ umask 022
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 INIT_SRC="$HERE/init"
-# The guest's helper that gives I/O a Command Duration Limit hint (the
-# image's fio predates cmdprio_hint), built statically here
+# The guest's helper that gives I/O a Command Duration Limit hint (one
+# read at a time, or a command it starts), built statically here
 CDL_HINT_SRC="$HERE/cdl-hint.c"
 # The workload's reader (fw_cfg's DMA interface: the sysfs file is quadratic
 # in the file's size), built statically
