@@ -1,8 +1,9 @@
 """The sentences of the project's Markdown prose, with their word counts.
 
-Prose is what a reader reads as running text: fenced code blocks, tables,
-headings, HTML comments and blocks between `<!-- begin: ... -->` and
-`<!-- end: ... -->` markers (generated text) are not prose. A paragraph
+Prose is what a reader reads as running text, including each cell of a
+table written by hand: fenced code blocks, headings, HTML comments and blocks
+between `<!-- begin: ... -->` and `<!-- end: ... -->` markers (generated
+text) are not prose. A paragraph
 (or a list item) is split into sentences after `.`, `!` or `?` followed by
 a space and a capital letter, a digit, a backtick or an opening bracket;
 a word is a run of non-space characters. Abbreviations such as "e.g."
@@ -15,8 +16,24 @@ BEGIN = re.compile(r"^\s*<!-- begin: .* -->\s*$")
 END = re.compile(r"^\s*<!-- end: .* -->\s*$")
 
 
+def cells(row):
+    """The cells of a table row; a `|` inside backticks is not a border."""
+    out, cur, code = [], "", False
+    for c in row.strip().strip("|"):
+        if c == "`":
+            code = not code
+        if c == "|" and not code:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += c
+    out.append(cur.strip())
+    return [c for c in out if c and not re.match(r"^:?-+:?$", c)]
+
+
 def paragraphs(text):
-    """(first line, text) of each prose paragraph or list item."""
+    """(first line, text) of each prose paragraph, list item or table
+    cell."""
     out, cur, start = [], [], 0
     fence = generated = False
 
@@ -40,7 +57,11 @@ def paragraphs(text):
             continue
         if fence or generated:
             continue
-        if (not s or s.startswith("|") or s.startswith("#")
+        if s.startswith("|"):
+            flush()
+            out += [(n, c) for c in cells(s)]
+            continue
+        if (not s or s.startswith("#")
                 or s.startswith("<!--") or line.startswith("    ")
                 and not cur):
             flush()
