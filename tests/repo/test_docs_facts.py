@@ -237,7 +237,7 @@ def test_smart_md_directories_are_the_log_table():
     gpl = {a for a, (g, s) in rows.items() if g and a}
     smart = {a for a, (g, s) in rows.items() if s and a}
     text = " ".join(read("docs/smart.md").split())
-    m = re.search(r"the GP log directory \(READ LOG EXT 00h\) lists (.*?)[;.] "
+    m = re.search(r"[tT]he GP log directory \(READ LOG EXT 00h\) lists (.*?)[;.] "
                   r"[tT]he SMART directory (.*?)\.", text)
     assert m, "docs/smart.md: no \"the GP log directory ... lists\" sentence"
 
