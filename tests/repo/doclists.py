@@ -9,12 +9,22 @@ reader sees an ordinary Markdown table that cannot drift from its source.
 rewrites every marked block (with --check: names the stale ones and exits
 1).  tests/repo/test_doc_lists.py fails when a block is stale.
 
+A generated value inside a sentence sits between `<!-- value: NAME -->` and
+`<!-- end -->` on one line (a count the code decides, which a reader sees
+as plain text).
+
 Blocks:
 - `built-in models` (README.md): one row per model the device and ncq-sim
   build in (hw/ide/ncq-model/meson.build's list, in its order), read from
   the model's own file.
 - `validation sheets` (docs/validation/README.md): the sheet and figures
   file of each built-in model that has one.
+
+Values:
+- `ncq-disk qtests` (docs/build.md): the cases tests/qtest/ncq-disk-test.c
+  registers by name (the per-model cases count once);
+- `disksim models` (README.md): how many built-in models were imported
+  from DiskSim, in words.
 """
 import re
 import sys
@@ -22,7 +32,10 @@ import sys
 from repopaths import ROOT
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model"
-DOCS = ("README.md", "docs/validation/README.md")
+DOCS = ("README.md", "docs/validation/README.md", "docs/build.md")
+WORDS = ("zero one two three four five six seven eight nine ten eleven "
+         "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+         "nineteen twenty").split()
 
 
 def _keys(text):
@@ -108,13 +121,34 @@ BLOCKS = {"built-in models": built_in_models,
           "validation sheets": validation_sheets}
 
 
+def ncq_disk_qtests():
+    src = (ROOT / "tests" / "qtest" / "ncq-disk-test.c").read_text()
+    return str(len(re.findall(r"\bqtest_add_(?:data_)?func\s*\(", src)))
+
+
+def disksim_models():
+    n = sum(1 for name in _built_in_names()
+            if "scripts/import-disksim.py" in
+            (MODELS / "models" / f"{name}.ncqm").read_text().split("[", 1)[0])
+    return WORDS[n] if n < len(WORDS) else str(n)
+
+
+VALUES = {"ncq-disk qtests": ncq_disk_qtests,
+          "disksim models": disksim_models}
+
+
 def refresh(text):
     """text with every marked block rewritten; KeyError for an unknown
     block name."""
     def one(m):
         return m.group(1) + BLOCKS[m.group(2)]() + m.group(3)
-    return re.sub(r"(^<!-- begin: ([\w -]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
+
+    def value(m):
+        return m.group(1) + VALUES[m.group(2)]() + m.group(3)
+    text = re.sub(r"(^<!-- begin: ([\w -]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
                   one, text, flags=re.M | re.S)
+    return re.sub(r"(<!-- value: ([\w -]+) -->)[^<\n]*(<!-- end -->)", value,
+                  text)
 
 
 def stale():

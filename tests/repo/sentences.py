@@ -78,7 +78,7 @@ def paragraphs(text):
 
 
 def sentences(para):
-    protected = para
+    protected = re.sub(r"<!--.*?-->", "", para)
     for a in ABBREV:
         protected = protected.replace(a + " ", a.replace(".", "\0") + " ")
     parts = re.split(r"(?<=[.!?])[)\"']?\s+(?=[A-Z0-9`(\[*\"])", protected)

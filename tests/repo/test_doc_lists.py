@@ -28,3 +28,10 @@ def test_refresh_rewrites_a_stale_block():
     fresh = doclists.refresh(stale)
     assert "| old |" not in fresh and "`st3400620as`" in fresh
     assert fresh.startswith("x\n") and fresh.endswith("y\n")
+
+
+def test_refresh_rewrites_a_stale_value():
+    stale = "has (<!-- value: ncq-disk qtests -->1<!-- end --> cases)\n"
+    fresh = doclists.refresh(stale)
+    n = doclists.ncq_disk_qtests()
+    assert int(n) > 50 and fresh == stale.replace(">1<", f">{n}<")

@@ -280,19 +280,6 @@ def test_qmp_commands_shown_exist():
         "\n".join(unknown)
 
 
-def test_build_md_qtest_count():
-    """docs/build.md's count of the device's qtest cases is the number the
-    test file registers."""
-    src = read(ROOT / "tests" / "qtest" / "ncq-disk-test.c")
-    registered = len(re.findall(r"\bqtest_add_(?:data_)?func\s*\(", src))
-    m = re.search(r"(\d+) in `tests/qtest/ncq-disk-test.c`",
-                  " ".join(read(ROOT / "docs" / "build.md").split()))
-    assert m, "docs/build.md no longer gives the device's qtest count"
-    assert int(m.group(1)) == registered, (
-        f"docs/build.md says {m.group(1)} qtest cases in "
-        f"tests/qtest/ncq-disk-test.c; the file registers {registered}")
-
-
 def test_device_md_lists_every_built_in_model():
     meson = read(ROOT / "hw" / "ide" / "ncq-model" / "meson.build")
     models = set(re.findall(r"'models/([\w-]+)\.ncqm'", meson))
