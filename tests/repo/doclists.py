@@ -19,6 +19,8 @@ Blocks:
   the model's own file.
 - `validation sheets` (docs/validation/README.md): the sheet and figures
   file of each built-in model that has one.
+- `fuzz.sh usage` (docs/fuzzing.md): the synopsis of scripts/fuzz.sh's own
+  header, the text its --help prints.
 
 Values:
 - `ncq-disk qtests` (docs/build.md): the cases tests/qtest/ncq-disk-test.c
@@ -32,7 +34,8 @@ import sys
 from repopaths import ROOT
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model"
-DOCS = ("README.md", "docs/validation/README.md", "docs/build.md")
+DOCS = ("README.md", "docs/validation/README.md", "docs/build.md",
+        "docs/fuzzing.md")
 WORDS = ("zero one two three four five six seven eight nine ten eleven "
          "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
          "nineteen twenty").split()
@@ -117,8 +120,22 @@ def validation_sheets():
     return "\n".join(rows) + "\n"
 
 
+def fuzz_usage():
+    """The `scripts/fuzz.sh ...` lines of the script's header comment, up
+    to the first blank comment line after them."""
+    out = []
+    for line in (ROOT / "scripts" / "fuzz.sh").read_text().split("\n")[1:]:
+        body = line[1:].strip() if line.startswith("#") else None
+        if body is None or (out and not body):
+            break
+        if body.startswith("scripts/fuzz.sh") or (out and body.startswith("[")):
+            out.append(("" if body.startswith("scripts/") else "    ") + body)
+    return "```\n" + "\n".join(out) + "\n```\n"
+
+
 BLOCKS = {"built-in models": built_in_models,
-          "validation sheets": validation_sheets}
+          "validation sheets": validation_sheets,
+          "fuzz.sh usage": fuzz_usage}
 
 
 def ncq_disk_qtests():
@@ -145,7 +162,7 @@ def refresh(text):
 
     def value(m):
         return m.group(1) + VALUES[m.group(2)]() + m.group(3)
-    text = re.sub(r"(^<!-- begin: ([\w -]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
+    text = re.sub(r"(^<!-- begin: ([\w .-]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
                   one, text, flags=re.M | re.S)
     return re.sub(r"(<!-- value: ([\w -]+) -->)[^<\n]*(<!-- end -->)", value,
                   text)
