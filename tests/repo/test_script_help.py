@@ -82,3 +82,24 @@ def test_fuzz_help_gives_the_ci_campaign_it_runs():
     n = len(re.findall(r'"[^"]*"', legs.group(1)))
     assert (f"--ci runs {n} legs" in out
             and f"--runs {runs.group(1)} --seed {runs.group(2)}" in out), out
+
+
+def test_docs_use_only_options_the_scripts_take():
+    """`scripts/X.sh --opt` in the README or a doc: X's parser takes --opt."""
+    docs = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    scripts = {p.name: p for p in SCRIPTS}
+    bad, checked = [], 0
+    for doc in docs:
+        for n, line in enumerate(doc.read_text().split("\n"), 1):
+            for m in re.finditer(r"(?:scripts|images)/([\w-]+\.sh)"
+                                 r"((?:\s+[^`|;#]*?)?)(?=`|$|\s#|;|\|)", line):
+                path = scripts.get(m.group(1))
+                opts = parsed_options(path.read_text()) if path else set()
+                if not opts:
+                    continue
+                for o in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", m.group(2)):
+                    checked += 1
+                    if o not in opts | {"--help"}:
+                        bad.append(f"{doc.name}:{n}: {m.group(1)} {o}")
+    assert checked > 20, "no script option found in the docs"
+    assert not bad, "options the scripts do not take:\n" + "\n".join(bad)
