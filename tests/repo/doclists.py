@@ -179,7 +179,15 @@ def stale():
 
 
 def main(argv):
-    check = "--check" in argv
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="scripts/update-doc-lists.py",
+        description="Rewrite the docs' generated lists and values (between "
+        "<!-- begin: NAME --> and <!-- end: NAME -->, or <!-- value: NAME "
+        "--> and <!-- end -->) from the code they copy.")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; name the stale docs and exit 1")
+    check = ap.parse_args(argv).check
     bad = stale()
     for doc in bad:
         if check:
