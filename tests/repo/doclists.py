@@ -26,7 +26,9 @@ Values:
 - `ncq-disk qtests` (docs/build.md): the cases tests/qtest/ncq-disk-test.c
   registers by name (the per-model cases count once);
 - `disksim models` (README.md): how many built-in models were imported
-  from DiskSim, in words.
+  from DiskSim, in words;
+- `image modules` (docs/guest-image.md): images/build-image.sh's MODULES,
+  the kernel modules every image carries.
 """
 import re
 import sys
@@ -35,7 +37,7 @@ from repopaths import ROOT
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model"
 DOCS = ("README.md", "docs/validation/README.md", "docs/build.md",
-        "docs/fuzzing.md")
+        "docs/fuzzing.md", "docs/guest-image.md")
 WORDS = ("zero one two three four five six seven eight nine ten eleven "
          "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
          "nineteen twenty").split()
@@ -150,8 +152,15 @@ def disksim_models():
     return WORDS[n] if n < len(WORDS) else str(n)
 
 
+def image_modules():
+    text = (ROOT / "images" / "build-image.sh").read_text()
+    m = re.search(r"^MODULES=\((.*?)\)", text, re.M | re.S)
+    return "`" + " ".join(m.group(1).split()) + "`"
+
+
 VALUES = {"ncq-disk qtests": ncq_disk_qtests,
-          "disksim models": disksim_models}
+          "disksim models": disksim_models,
+          "image modules": image_modules}
 
 
 def refresh(text):

@@ -62,8 +62,8 @@ def paragraphs(text):
             out += [(n, c) for c in cells(s)]
             continue
         if (not s or s.startswith("#")
-                or s.startswith("<!--") or line.startswith("    ")
-                and not cur):
+                or re.match(r"^<!--((?!-->).)*-->$", s)
+                or line.startswith("    ") and not cur):
             flush()
             continue
         item = re.match(r"^(\s*)([-*+]|\d+[.)])\s+(.*)$", line)
