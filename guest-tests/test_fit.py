@@ -261,7 +261,8 @@ def test_fitted_model_in_ncq_sim(trip):
         # the drive's own interface is slower than its media: every stream
         # runs at the interface's rate, so the zones (and with them the
         # media's share of a read) cannot be measured from the host
-        # (docs/ncq-fit.md, "What is measured, and how"); quantum-atlas10k's 5.2 MB/s bus
+        # (docs/ncq-fit.md, "What is measured, and how"); quantum-atlas10k's
+        # 5.2 MB/s bus
         pytest.xfail("the interface is slower than the media")
     tol = "5" if trip["minutes"] >= FULL_MINUTES else str(SHORT_TOLERANCE)
     r = subprocess.run([sys.executable, str(tool), str(trip["orig_path"]),

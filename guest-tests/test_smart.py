@@ -159,7 +159,8 @@ def test_attributes_follow_the_run(run):
     assert _raw(boot, 4) == 1
     assert boot["power_on_time"]["hours"] == 0
     assert _raw(hour, 9) == 1, "3700 s of virtual time later"
-    # the drive warms up while powered (docs/smart.md#where-the-values-come-from)
+    # the drive warms up while powered
+    # (docs/smart.md#where-the-values-come-from)
     assert _attr(hour, 194)["value"] > _attr(boot, 194)["value"]
     assert _raw(boot, 5) == 0 and _raw(boot, 197) == 0
 

@@ -130,8 +130,10 @@ def fuzz_usage():
         body = line[1:].strip() if line.startswith("#") else None
         if body is None or (out and not body):
             break
-        if body.startswith("scripts/fuzz.sh") or (out and body.startswith("[")):
-            out.append(("" if body.startswith("scripts/") else "    ") + body)
+        if body.startswith("scripts/fuzz.sh") or (out and
+                                                 body.startswith("[")):
+            lead = "" if body.startswith("scripts/") else "    "
+            out.append(lead + body)
     return "```\n" + "\n".join(out) + "\n```\n"
 
 
@@ -171,8 +173,8 @@ def refresh(text):
 
     def value(m):
         return m.group(1) + VALUES[m.group(2)]() + m.group(3)
-    text = re.sub(r"(^<!-- begin: ([\w .-]+) -->\n)(?:.*?\n)?(<!-- end: \2 -->$)",
-                  one, text, flags=re.M | re.S)
+    text = re.sub(r"(^<!-- begin: ([\w .-]+) -->\n)(?:.*?\n)?"
+                  r"(<!-- end: \2 -->$)", one, text, flags=re.M | re.S)
     return re.sub(r"(<!-- value: ([\w -]+) -->)[^<\n]*(<!-- end -->)", value,
                   text)
 

@@ -17,10 +17,11 @@
 #define NS_PER_S            1000000000LL
 #define NS_PER_HOUR         (3600 * NS_PER_S)
 /*
- * Estimates (docs/smart.md#where-the-values-come-from): 25 deg C ambient, 7 deg C of
- * warm-up from the spindle and electronics, reached with a 10 minute lag,
- * and up to 8 deg C more from the actuator when the drive is always busy,
- * its busy fraction taken as a first-order lag of 5 minutes.
+ * Estimates (docs/smart.md#where-the-values-come-from): 25 deg C
+ * ambient, 7 deg C of warm-up from the spindle and electronics, reached
+ * with a 10 minute lag, and up to 8 deg C more from the actuator when
+ * the drive is always busy, its busy fraction taken as a first-order lag
+ * of 5 minutes.
  */
 #define TEMP_AMBIENT        25
 #define TEMP_WARMUP         7
