@@ -4483,6 +4483,7 @@ static void test_zac_identify(void)
     g_assert_cmphex(ldq_le_p(page), ==, 0x8000000000090001ULL);
     g_assert_cmphex(ldq_le_p(page + 8), ==, (1ULL << 63) | 1); /* URSWRZ */
     g_assert_cmphex(ldq_le_p(page + 40), ==, (1ULL << 63) | 128);
+    g_assert_cmphex(ldq_le_p(page + 48), ==, (1ULL << 63) | 0x05cf);
     ncq_shutdown(ahci);
 
     ahci = ncq_boot_ready(img_path, NULL, &port);
@@ -4667,6 +4668,151 @@ static void test_zac_write_errors(void)
     g_assert_cmphex(zac_sense(ahci, port), ==, 0x07550e);
     g_assert_cmphex(zac_cond(ahci, port, z1 + 128 * ZAC_ZONE, NULL), ==,
                     0x1);
+    ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/* A sector both images have, in wd-hc620's conventional zones */
+#define SIG_READ_LBA        0x01ff00ULL
+
+/* READ DMA EXT of SIG_READ_LBA: LBA mid/high hold FFh/01h after it */
+static void read_sector(AHCIQState *ahci, uint8_t port, uint64_t gbuf)
+{
+    uint8_t status;
+
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_READ_DMA_EXT, CMD_READ_DMA_EXT,
+                            0, SIG_READ_LBA, 1, gbuf, 512, &status), ==, 0);
+}
+
+/*
+ * The device signature in LBA mid/high as each client reads it: PxSIG
+ * after a COMRESET (libata's classification), the D2H FIS of EXECUTE
+ * DEVICE DIAGNOSTIC (libzbc's, through ATA PASS-THROUGH with CK_COND:
+ * status 50h, error 01h "device 0 passed"), each time after a command
+ * left other values in those registers.  CDh/ABh for a host-managed
+ * model, 00h/00h for every other kind (one model of each kind: disk,
+ * drive-managed SMR, SSD).  DEVICE RESET is the PACKET feature set's:
+ * a disk aborts it (ACS-4 7.6).
+ */
+static void test_zac_signature(void)
+{
+    g_auto(GStrv) names = g_strsplit(ncq_params_builtin_names(), ", ", -1);
+    unsigned seen = 0;
+    int i;
+
+    for (i = 0; names[i]; i++) {
+        NcqParams *params = ncq_params_builtin(names[i]);
+        bool zoned = params->zone_sectors != 0;
+        unsigned kind = 1u << (params->kind * 3 + (zoned ? 2 :
+                                                   params->mc_sectors ? 1 : 0));
+        uint32_t sig = zoned ? 0xabcd : 0x0000;
+        g_autofree char *props = g_strdup_printf("model=%s", names[i]);
+        uint8_t port, status;
+        AHCIQState *ahci;
+        uint64_t gbuf;
+
+        if (seen & kind) {
+            ncq_params_free(params);
+            continue;
+        }
+        seen |= kind;
+        g_test_message("%s: signature %04x", names[i], sig);
+        ahci = ncq_boot_ready(zoned ? zoned_img_path : img_path, props,
+                              &port);
+        gbuf = ahci_alloc(ahci, 512);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SIG), ==,
+                        sig << 16 | 0x0101);
+        /* LBA mid/high FFh/01h from a read, then the diagnostic */
+        read_sector(ahci, port, gbuf);
+        g_assert_cmphex(sense_lba(ahci, port) >> 8, ==, SIG_READ_LBA >> 8);
+        g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x90, 0,
+                                SIG_READ_LBA, 0, 0, 0, &status), ==, 0);
+        g_assert_cmphex(status, ==, 0x50);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_TFD) >> 8 & 0xff,
+                        ==, 0x01);
+        g_assert_cmphex(sense_lba(ahci, port) >> 8, ==, sig);
+        g_assert_cmphex(raw_cmd(ahci, port, CMD_FLUSH_CACHE, 0x08, 0, 0, 0,
+                                0, 0, &status), ==, ATA_ERR_ABRT);
+        /* COMRESET after a command that set LBA mid/high */
+        read_sector(ahci, port, gbuf);
+        ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);
+        ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+        g_assert_cmphex(ahci_px_rreg(ahci, port, AHCI_PX_SIG), ==,
+                        sig << 16 | 0x0101);
+        ahci_free(ahci, gbuf);
+        ncq_shutdown(ahci);
+        ncq_params_free(params);
+    }
+    /* a conventional disk, a drive-managed SMR one, an SSD, a zoned one */
+    g_assert_cmphex(seen, ==, 0x0f);
+}
+
+/*
+ * The open-zone limit on the full drive, which has more sequential
+ * zones (51,632) than the limit (128), per ZAC-2 as docs/smr.md says:
+ * a write that opens a zone implicitly at the limit closes the
+ * implicitly open zone opened first; an explicit OPEN at the limit does
+ * the same; once all 128 are explicitly open, a write to an empty zone
+ * fails with INSUFFICIENT ZONE RESOURCES (DATA PROTECT 7h/55h/0Eh) and
+ * changes nothing, and so does an OPEN, until a CLOSE frees a
+ * resource.
+ */
+static void test_zac_open_limit(void)
+{
+    uint8_t port, status;
+    AHCIQState *ahci = zac_boot(&port);
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    const uint64_t z1 = ZAC_SWR0;
+    uint64_t wp;
+    int i;
+
+#define ZN(n) (z1 + (uint64_t)(n) * ZAC_ZONE)
+    qtest_memset(ahci->parent->qts, gbuf, 0x6b, 4096);
+    /* 128 zones opened by writes: implicitly open */
+    for (i = 0; i < 128; i++) {
+        g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT,
+                                CMD_WRITE_DMA_EXT, 0, ZN(i), 8, gbuf, 4096,
+                                &status), ==, 0);
+    }
+    g_assert_cmphex(zac_cond(ahci, port, ZN(0), NULL), ==, 0x2);
+    /* the 129th write: zone 0, the first opened, is closed */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, ZN(128), 8, gbuf, 4096, &status), ==, 0);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(0), &wp), ==, 0x4);
+    g_assert_cmphex(wp, ==, ZN(0) + 8);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(1), NULL), ==, 0x2);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(128), NULL), ==, 0x2);
+    /* an explicit OPEN at the limit: zone 1 is closed for it */
+    g_assert_cmphex(zac_out(ahci, port, 0x03, ZN(200), false), ==, 0);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(200), NULL), ==, 0x3);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(1), NULL), ==, 0x4);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(2), NULL), ==, 0x2);
+
+    /* every open zone explicitly open: nothing to close */
+    g_assert_cmphex(zac_out(ahci, port, 0x04, 0, true), ==, 0);
+    for (i = 0; i < 128; i++) {
+        g_assert_cmphex(zac_out(ahci, port, 0x03, ZN(i), false), ==, 0);
+    }
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, ZN(128), 8, gbuf, 4096, &status), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(status & 0x03, ==, 0x03);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x07550e);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(128), &wp), ==, 0x1);
+    g_assert_cmphex(wp, ==, ZN(128));
+    /* a write in an explicitly open zone needs no new resource */
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, ZN(5), 8, gbuf, 4096, &status), ==, 0);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(5), NULL), ==, 0x3);
+    g_assert_cmphex(zac_out(ahci, port, 0x03, ZN(129), false), ==,
+                    ATA_ERR_ABRT);
+    g_assert_cmphex(zac_sense(ahci, port), ==, 0x07550e);
+    /* a CLOSE frees one: the write goes through, implicitly open */
+    g_assert_cmphex(zac_out(ahci, port, 0x01, ZN(5), false), ==, 0);
+    g_assert_cmphex(raw_cmd(ahci, port, CMD_WRITE_DMA_EXT, CMD_WRITE_DMA_EXT,
+                            0, ZN(128), 8, gbuf, 4096, &status), ==, 0);
+    g_assert_cmphex(zac_cond(ahci, port, ZN(128), NULL), ==, 0x2);
+#undef ZN
     ahci_free(ahci, gbuf);
     ncq_shutdown(ahci);
 }
@@ -5747,6 +5893,8 @@ static void add_log_cdl_zac_tests(void)
     qtest_add_func("/ncq-disk/zac/report-zones", test_zac_report_zones);
     qtest_add_func("/ncq-disk/zac/zone-actions", test_zac_zone_actions);
     qtest_add_func("/ncq-disk/zac/write-errors", test_zac_write_errors);
+    qtest_add_func("/ncq-disk/zac/signature", test_zac_signature);
+    qtest_add_func("/ncq-disk/zac/open-limit", test_zac_open_limit);
     qtest_add_func("/ncq-disk/zac/bad-image", test_zac_bad_image);
     qtest_add_func("/ncq-disk/zac/migrate", test_zac_migrate);
     qtest_add_func("/ncq-disk/zac/queued/advertised",

@@ -53,6 +53,17 @@
 /* IDENTIFY DEVICE data log page 09h (ACS-4 9.11.10) */
 #define ID_LOG_ZONED            0x09
 #define ID_QWORD_VALID          (1ULL << 63)
+/*
+ * Its version qword (byte 48): ZAC MINOR VERSION in bits 15:0.  05CFh is
+ * ZAC revision 05, a code the clients that decode the field know:
+ * Seagate's openSeaChest (opensea-transport's ata_helper.h,
+ * eZACMinorVersionNumber, which also lists ZAC revisions 01 and 04 and
+ * ZAC-2 revisions 12, 15 and 1b) and a Microsoft storage test tool's SMR
+ * checks (revisions 01, 04 and 05).  0000h and FFFFh mean "not
+ * reported".  libzbc reads qwords 24 to 40 of the page, not this one;
+ * sg_sat_read_gplog prints the page in hex.
+ */
+#define ID_ZAC_MINOR_ZAC_R05    0x05cf
 
 /* The most REPORT ZONES pages one command returns (its 16-bit count) */
 #define ZAC_REPORT_MAX_PAGES    65536
@@ -170,7 +181,8 @@ void ncq_disk_zac_identify(NcqDisk *d, uint16_t *words)
  * zoned device capabilities (bit 0: URSWRZ), zoned settings, optimal
  * number of open and of non-sequentially written sequential write
  * preferred zones, maximum number of open sequential write required
- * zones (the model's limit; all ones: none), each valid by bit 63.
+ * zones (the model's limit; all ones: none), the ZAC minor version,
+ * each valid by bit 63.
  */
 void ncq_disk_zac_id_page(NcqDisk *d, IDEState *s, uint8_t *buf)
 {
@@ -183,6 +195,7 @@ void ncq_disk_zac_id_page(NcqDisk *d, IDEState *s, uint8_t *buf)
     stq_le_p(buf + 32, ID_QWORD_VALID | p->zone_opt_nonseq);
     stq_le_p(buf + 40, ID_QWORD_VALID |
              (p->zone_max_open ? p->zone_max_open : 0xffffffffu));
+    stq_le_p(buf + 48, ID_QWORD_VALID | ID_ZAC_MINOR_ZAC_R05);
 }
 
 /*
