@@ -453,7 +453,8 @@ if [ "$second_kernel" = 1 ]; then
             guest-tests/test_kernels.py guest-tests/test_device.py \
             guest-tests/test_identify.py \
             guest-tests/test_cdl.py guest-tests/test_image_tools.py \
-            guest-tests/test_zac.py guest-tests/test_zoned_fs.py \
+            guest-tests/test_zac.py guest-tests/test_zac_ata.py \
+            guest-tests/test_zoned_fs.py \
             guest-tests/test_power_modes.py \
             guest-tests/test_sct.py guest-tests/test_logs.py \
             guest-tests/test_raid_erc.py \
