@@ -118,6 +118,28 @@ CASES = [
     )
 ]
 
+# Cases libata answers itself, the command never reaching the drive: the
+# last step's answer on each path.  ZBC OUT's zone count (CDB bytes 12-13,
+# ZBC-2) is refused by ata_scsi_zbc_out_xlat() (a ZAC MANAGEMENT OUT has
+# no length), and it checks the zone ID against the capacity itself.  The
+# drive reports ZAC revision 05 (page 09h), whose ZAC MANAGEMENT OUT has
+# no zone count: COUNT is reserved and ignored, the action is on one zone.
+COUNT_IGNORED = {"ok": True}
+LIBATA_ANSWERS = {
+    "zone action close with a count of 2":
+        (COUNT_IGNORED, "Parameter list length error"),
+    "zone action finish with a count of 2":
+        (COUNT_IGNORED, "Parameter list length error"),
+    "zone action reset with a count of 2":
+        (COUNT_IGNORED, "Parameter list length error"),
+    "zone action open with a count of 2":
+        (COUNT_IGNORED, "Parameter list length error"),
+    "zone action beyond the capacity":
+        ({"ok": False, "sense": ("Illegal Request",
+                                 "Logical block address out of range")},
+         "Invalid field in cdb"),
+}
+
 # Zones whose condition and write pointer are compared after each case
 WATCHED = [Z(n) for n in range(4)]
 
@@ -337,10 +359,14 @@ def test_execute_device_diagnostic_gives_the_zac_signature(run):
 def test_zoned_device_information_has_a_zac_minor_version(run):
     """sg_sat_read_gplog's page 09h: qword 6 (bytes 48-55) holds the ZAC
     minor version 05CFh with its valid bit."""
-    rows = re.findall(r"^gplog: +30 +([0-9a-f ]+)$", run.output, re.M)
-    assert rows, run.output
-    words = [int(w, 16) for w in rows[0].split()]
-    assert words[:4] == [0x05cf, 0, 0, 0x8000], rows[0]
+    rows = dict(re.findall(r"^gplog: +([0-9a-f]+) +((?:[0-9a-f]{4} ){8})",
+                           run.output, re.M))
+    assert "18" in rows, run.output          # words 24-31: bytes 48-63
+    words = [int(w, 16) for w in rows["18"].split()]
+    assert words[:4] == [0x05cf, 0, 0, 0x8000], rows["18"]
+    # the page it is in: header 09h, and 128 open zones at most (qword 5)
+    assert rows["00"].split()[:2] == ["0001", "0009"], rows["00"]
+    assert rows["10"].split()[4] == "0080", rows["10"]
 
 
 def test_both_paths_answer_alike(run):
@@ -349,9 +375,17 @@ def test_both_paths_answer_alike(run):
     differ = []
     for i, (name, steps) in enumerate(CASES):
         a, s = runs[(i, "ata")], runs[(i, "scsi")]
-        if a != s:
+        if name in LIBATA_ANSWERS:
+            drive, asc = LIBATA_ANSWERS[name]
+            a, s = a[-2], s[-2]
+            ours = {"ok": False, "sense": ("Illegal Request", asc)}
+            if a != drive or s != ours:
+                differ.append(f"{name}:\n  ata:  {a} (want {drive})\n"
+                              f"  scsi: {s} (want {ours})")
+        elif a != s:
             differ.append(f"{name}:\n  ata:  {a}\n  scsi: {s}")
     assert not differ, "\n".join(differ)
+    assert set(LIBATA_ANSWERS) <= {name for name, _ in CASES}
     # the table is not vacuous: errors and data both ways
     errors = sum(1 for r in runs.values() for x in r
                  if isinstance(x, dict) and not x["ok"])
