@@ -12,13 +12,15 @@
 # then runs every suite.  Ends with one summary line:
 #   summary: N passed, N failed, N skipped
 #
-# pytest args select guest tests: with any (-k foundation, -m EXPR,
-# guest-tests/test_device.py::test_x, --junitxml=FILE counts too), only
-# the guest tests they select run, on the kernels --kernel names, with only
-# the builds they need (QEMU's release build and those kernels' images): no
-# qtests, no sanitizer chain, no series walk, no other suite unless --with
-# names it.  A selection that picks no test on a kernel leaves that kernel
-# out.  --junitxml=FILE: FILE holds 6.1's results, FILE-6.12.xml 6.12's.
+# Other arguments go to the guest tests' pytest.  A selection among them
+# (-k EXPR, -m EXPR, --deselect, --ignore, or test files such as
+# guest-tests/test_device.py::test_x) runs only the guest tests it
+# selects, on the kernels --kernel names, with only the builds they need
+# (QEMU's release build and those kernels' images): no qtests, no sanitizer
+# chain, no series walk, no other suite unless --with names it.  A
+# selection that picks no test on a kernel leaves that kernel out.  Other
+# pytest options (-v, -x, --junitxml=FILE) select nothing: the whole suite
+# runs.  --junitxml=FILE: FILE holds 6.1's results, FILE-6.12.xml 6.12's.
 #
 #   --kernel 6.1|6.12|both|DIR  the guest tests' kernels: Debian 12's 6.1,
 #                          Debian 13's 6.12 (its list, GUEST_TESTS_612
@@ -101,10 +103,23 @@ if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
 else
     USER_IMAGE=0
 fi
-# The steps, each 1 (runs) or 0.  A selection (pytest arguments) runs the
-# guest tests alone, plus what --with names.
-SELECTION=0
-[ ${#PYARGS[@]} = 0 ] || SELECTION=1
+# The steps, each 1 (runs) or 0.  A selection (pytest arguments that
+# choose tests) runs the guest tests alone, plus what --with names.
+# names_files: the arguments name test files or directories (an argument
+# that is no option's value and exists as a path, "::test" aside).
+SELECTION=0 names_files=0 prev=
+for a in ${PYARGS[@]+"${PYARGS[@]}"}; do
+    case $a in
+        -k | -m | --deselect | --ignore | -k?* | -m?* | --deselect=* | --ignore=*) SELECTION=1 ;;
+    esac
+    case $prev in
+        -k | -m | -n | -p | -o | -c | --junitxml | --junit-xml | --deselect | \
+            --durations | --maxfail | --basetemp | --rootdir | --ignore) ;;
+        *) [[ $a == -* ]] || [ ! -e "${a%%::*}" ] || names_files=1 ;;
+    esac
+    prev=$a
+done
+[ $names_files = 0 ] || SELECTION=1
 ALL_STEPS="unit checkpatch repo icount validation compare fit qtests asan walk"
 for s in $ALL_STEPS; do
     declare "do_$s=$((1 - SELECTION))"
@@ -127,15 +142,6 @@ fi
 # arguments: those, on each kernel; else guest-tests (6.1) and
 # GUEST_TESTS_612.  A JUnit XML file is renamed FILE-6.12.xml for 6.12 so
 # that it does not overwrite 6.1's.
-names_files=0 prev=
-for a in ${PYARGS[@]+"${PYARGS[@]}"}; do
-    case $prev in
-        -k | -m | -n | -p | -o | -c | --junitxml | --junit-xml | --deselect | \
-            --durations | --maxfail | --basetemp | --rootdir | --ignore) ;;
-        *) [[ $a == -* ]] || [ ! -e "${a%%::*}" ] || names_files=1 ;;
-    esac
-    prev=$a
-done
 args61=() args612=() junit_next=0
 for a in ${PYARGS[@]+"${PYARGS[@]}"}; do
     args61+=("$a")

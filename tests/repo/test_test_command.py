@@ -68,6 +68,9 @@ def test_junitxml_keeps_both_kernels_results():
     for form in (["--junitxml=_build/j.xml"], ["--junitxml", "_build/j.xml"]):
         rc, lines, err = plan(*form)
         assert rc == 0, err
+        # a JUnit file selects nothing: the whole suite, as CI runs it
+        assert steps(lines, "qtests (scripts/run-qtests.sh)")
+        assert steps(lines, "sanitizer chain")
         on61 = steps(lines, "guest tests on 6.1:")[0]
         on612 = steps(lines, "guest tests on 6.12:")[0]
         assert "_build/j.xml" in on61 and "j-6.12.xml" not in on61
