@@ -63,6 +63,8 @@ def main(argv=None):
     text = "\n".join(line for line in r.output.splitlines()
                      if not line.startswith(EXIT + " "))
     print(text)
+    # output.txt: what the command printed, without the script's own line
+    (a.out / "output.txt").write_text(text + "\n" if text else "")
     rc = command_status(r.output, r.status)
     got = sorted(fetched(r.files))
     print(f"{a.tool}: exit status {rc if rc is not None else r.status}; "
