@@ -17,15 +17,13 @@
 #                             (repeatable)
 #   --cwd DIR                 the guest directory the command starts in
 #   --boot                    boot the guest for this run (default: restore
-#                             the kernel's saved boot when the image and the
-#                             device line have one: a second run starts in
-#                             about a second)
+#                             the saved boot of this image and device line,
+#                             made by the first run: later runs skip the boot)
 #   -h, --help                this text
 #
 # Defaults: --kernel 6.1, --device ncq-disk,model=st3400620as,
 # --disk-size 1G (a zoned model: its capacity), --memory 1G, --smp 1,
-# --timeout 3600, --out
-# ./run-in-guest-results.
+# --timeout 3600, --out ./run-in-guest-results.
 # docs/kernel-testing.md ("Your own suite") walks through it.
 set -euo pipefail
 SUITE_HERE=$(cd "$(dirname "$0")" && pwd)
