@@ -1,11 +1,16 @@
 """How a suite runner (scripts/run-cdl-tools.sh, run-blktests.sh,
-run-conformance.sh, run-zonefs-tests.sh) boots its one guest and keeps what it printed.
+run-conformance.sh, run-zonefs-tests.sh, run-in-guest.sh) boots its one
+guest and keeps what it printed.  The runners share one shape
+(scripts/lib/suite.sh): the shell builds the image, then runs the
+runner's module in guest-tests/suites/ with the common values parser()
+reads.
 
 The guest runs in a temporary directory that holds its disk image
 (gigabytes after a suite on a whole-capacity drive): the directory goes
 when the runner exits, and is kept, with its path printed, only when the
 guest itself failed (its console log is there).
 """
+import argparse
 import atexit
 import shutil
 import sys
@@ -62,3 +67,26 @@ def finish(tool, status, total, failed, out, suite="the suite"):
               f"{out}/output.txt", file=sys.stderr)
         sys.exit(2)
     sys.exit(1 if failed else 0)
+
+
+def parser(description):
+    """The arguments scripts/lib/suite.sh's suite_run passes every runner's
+    module: its name (for messages), the output directory and the guest's
+    drive, memory, CPUs and time bound."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--tool", required=True)
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--device", required=True)
+    p.add_argument("--disk-size", required=True)
+    p.add_argument("--memory", required=True)
+    p.add_argument("--smp", type=int, required=True)
+    p.add_argument("--timeout", type=int, required=True)
+    return p
+
+
+def guest_kw(args, **kw):
+    """ncqguest.Guest's keywords from parser()'s arguments, then @kw."""
+    out = dict(device=args.device, disk_size=args.disk_size,
+               memory=args.memory, smp=args.smp)
+    out.update(kw)
+    return out

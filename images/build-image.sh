@@ -22,8 +22,10 @@
 #                             with what it depends on, unpacked into the image
 #                             (fetched with apt-get into $NCQ_CACHE/debs).  Repeatable.
 #   --module NAME             one more kernel module of the image's kernel (with
-#                             what it depends on), beside MODULES (below); e.g.
-#                             --module f2fs.  Repeatable.
+#                             what it depends on and its soft dependencies, as
+#                             modprobe loads them), beside MODULES (below);
+#                             e.g. --module f2fs (crc32_generic comes with it).
+#                             Repeatable.
 #   --no-default-packages     leave out DEFAULT_PACKAGES (bash, coreutils, ...: below)
 #   --host-fio                the host's fio instead of Debian 13's (below)
 #
@@ -46,14 +48,16 @@ CDL_HINT_SRC="$HERE/cdl-hint.c"
 # in the file's size), built statically
 FWCFG_READ_SRC="$HERE/fwcfg-read.c"
 EXTRACT_VMLINUX="$HERE/extract-vmlinux.py"
+MODULE_CLOSURE="$HERE/module-closure.py"
 # ncq-fit's probe (tools/ncq-fit/probe-*.c, docs/ncq-fit.md), built statically
 FIT_PROBE_DIR="$HERE/../tools/ncq-fit"
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
 # Every timestamp in the initramfs (Debian 12's release day).  Fixed, so that the
 # image only depends on the inputs hashed below.
 EPOCH=1686355200
-# Modules the guest needs (closed over modules.dep).  Names that are built into the
-# kernel or absent are skipped.  ext4 and its helpers are for the fsck tests; the
+# Modules the guest needs (closed over modules.dep and the soft dependencies,
+# images/module-closure.py).  Names that are built into the kernel or absent
+# are skipped.  ext4 and its helpers are for the fsck tests; the
 # crc/crypto ones are loaded by request_module (crypto API), which modules.dep
 # does not show.  qemu_fw_cfg reads the workload the harness passes with
 # -fw_cfg (guest-tests/ncqguest.py), after a snapshot restore.  configfs,
@@ -599,6 +603,7 @@ cdl_hint_sha256 $(sha256sum <"$CDL_HINT_SRC" | cut -d' ' -f1)
 cdl_hint_cc $(gcc --version | head -1)
 fwcfg_read_sha256 $(sha256sum <"$FWCFG_READ_SRC" | cut -d' ' -f1)
 extract_vmlinux_sha256 $(sha256sum <"$EXTRACT_VMLINUX" | cut -d' ' -f1)
+module_closure_sha256 $(sha256sum <"$MODULE_CLOSURE" | cut -d' ' -f1)
 fit_probe_sha256 $(cat "$FIT_PROBE_DIR"/probe*.[ch] | sha256sum | cut -d' ' -f1)
 source_date_epoch $EPOCH
 compress $COMPRESS
@@ -1005,40 +1010,18 @@ if [ -n "${KCONFIG:-}" ] && [ -f "$KCONFIG" ]; then
     cp "$KCONFIG" "$ROOT/boot/config-$KREL"
 fi
 
-# kernel modules: MODULES closed over modules.dep
+# kernel modules: MODULES closed over modules.dep and their soft
+# dependencies (modules.softdep, modinfo softdep; an alias such as crc32
+# brings every module it names): images/module-closure.py
 MODLIST=()
 if [ -n "$MODSRC" ]; then
-    declare -A BYNAME=() DEPS=() BUILTIN=() PICKED=()
-    norm() { local n=${1##*/}; n=${n%%.ko*}; echo "${n//-/_}"; }
-    while IFS= read -r line; do
-        m=${line%%:*}
-        BYNAME[$(norm "$m")]=$m
-        DEPS[$m]=${line#*:}
-    done <"$MODSRC/modules.dep"
-    if [ -f "$MODSRC/modules.builtin" ]; then
-        while IFS= read -r m; do BUILTIN[$(norm "$m")]=1; done <"$MODSRC/modules.builtin"
-    fi
-    todo=()
-    for n in "${MODULES[@]}"; do
-        k=${n//-/_}
-        if [ -n "${BYNAME[$k]:-}" ]; then
-            todo+=("${BYNAME[$k]}")
-        elif [ -n "${BUILTIN[$k]:-}" ]; then
-            log "module $n: built into the kernel"
-        elif [[ " ${EXTRA_MODULES[*]} " == *" $n "* ]]; then
-            die "--module $n: no such module in kernel $KREL (its modules.dep): check the name (modinfo $n on a machine running it)"
-        else
-            log "note: module $n: not in this kernel, left out"
-        fi
-    done
-    while [ ${#todo[@]} -gt 0 ]; do
-        m=${todo[0]}
-        todo=("${todo[@]:1}")
-        [ -z "${PICKED[$m]:-}" ] || continue
-        PICKED[$m]=1
-        for d in ${DEPS[$m]:-}; do todo+=("$d"); done
-    done
-    mapfile -t MODLIST < <(printf '%s\n' "${!PICKED[@]}" | sort)
+    req=()
+    for m in "${EXTRA_MODULES[@]}"; do req+=(--required "$m"); done
+    closure=$(python3 "$MODULE_CLOSURE" "$MODSRC" "${req[@]}" "${MODULES[@]}" 2>"$WORK/modules.log") \
+        || { sed 's/^module-closure: //' "$WORK/modules.log" >&2; die "the modules' closure failed (above)"; }
+    while IFS= read -r line; do log "$line"; done <"$WORK/modules.log"
+    mapfile -t MODLIST <<<"$closure"
+    [ -n "${MODLIST[0]:-}" ] || MODLIST=()
     MDST=$ROOT/usr/lib/modules/$KREL
     # Compressed modules (Debian 13's are .ko.xz) go in decompressed: the
     # guest's kmod would decompress them under TCG on every boot (3.7 s of

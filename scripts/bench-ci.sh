@@ -4,10 +4,15 @@
 # runner meets them.  Prints both wall times (and the test command's step
 # table and summary line).  A benchmark, not a test: it asserts nothing.
 #
-#   scripts/bench-ci.sh [--demo] [--test] [--keep]
+#   scripts/bench-ci.sh [--demo] [--test] [--keep] [--caller-path]
 #
 # --demo / --test: only that one (default: both, the demo first, each
 # from its own empty cache).  --keep: leave the temporary directories.
+# Both commands run as on a stock Debian, whose only python3 is Debian's
+# /usr/bin/python3: with PATH=$STOCK_PATH (below), after checking that
+# no folder of it but /usr/bin and /bin holds a python3 (a pyenv's or a
+# /usr/local one would hide what a new user meets).  --caller-path: with
+# the caller's PATH instead.
 # "Empty" means NCQ_CACHE (QEMU source, builds, images, snapshots, the
 # Python environment), ccache's and pip's caches, all in a new temporary
 # directory; the Debian packages scripts/install-deps.sh installs are
@@ -18,16 +23,36 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 die() { echo "bench-ci: $*" >&2; exit 1; }
 
-demo=0 test=0 keep=0
+demo=0 test=0 keep=0 caller_path=0
 while [ $# -gt 0 ]; do
     case $1 in
     --demo) demo=1; shift ;;
     --test) test=1; shift ;;
     --keep) keep=1; shift ;;
-    *) die "unknown option '$1' (known: --demo, --test, --keep)" ;;
+    --caller-path) caller_path=1; shift ;;
+    *) die "unknown option '$1' (known: --demo, --test, --keep, --caller-path)" ;;
     esac
 done
 [ $((demo + test)) -gt 0 ] || demo=1 test=1
+
+# Debian's default PATH for root (/etc/profile, login.defs' ENV_SUPATH)
+STOCK_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+if [ $caller_path = 0 ]; then
+    IFS=: read -ra path_dirs <<<"$STOCK_PATH"
+    for p in "${path_dirs[@]}"; do
+        case $p in /usr/bin | /bin) continue ;; esac
+        for py in "$p"/python3 "$p"/python3.*; do
+            [ -e "$py" ] && [[ $py != *-config ]] \
+                && die "$py would come before Debian's /usr/bin/python3 on the stock PATH; move it away or pass --caller-path"
+        done
+    done
+    [ -x /usr/bin/python3 ] || die "no /usr/bin/python3: apt-get install python3 python3-venv"
+    export PATH=$STOCK_PATH
+    # pyenv's own variables would point a stray shim back at its python
+    unset PYENV_VERSION PYENV_ROOT VIRTUAL_ENV PYTHONPATH PYTHONHOME
+fi
+# an empty cache holds no venv: none of the caller's either
+unset NCQ_VENV
 
 # fresh WHAT: a clone of HEAD and an empty cache under a new directory
 fresh() {
@@ -51,6 +76,7 @@ run_fresh() {
 mmss() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 echo "bench-ci: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, HEAD $(git -C "$ROOT" rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "bench-ci: python3 on PATH: $(command -v python3 || echo none) ($(python3 --version 2>&1)); PATH=$PATH"
 mkdir -p "$ROOT/_build"
 dirs=()
 if [ $demo = 1 ]; then

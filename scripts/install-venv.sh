@@ -29,27 +29,40 @@ die() { echo "install-venv: $*" >&2; exit 1; }
 
 PY=$(command -v "$PY") \
     || die "${PYTHON:-/usr/bin/python3} not found; install Debian's python3 and python3-venv (scripts/install-deps.sh, as root), or set PYTHON"
-# tomllib (3.11) reads the requirement list; Debian 12 has 3.11, 13 has 3.13
-"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || die "$PY is Python $("$PY" -c 'import sys; print(sys.version.split()[0])'); 3.11 or later is needed (Debian 12's python3 is 3.11)"
+# The oldest python the project runs on is pyproject.toml's requires-python
+# (">=3.11": tomllib, which reads that file, came with 3.11; Debian 12 has
+# 3.11, 13 has 3.13).  An older python has no tomllib: said so here.
+"$PY" -c 'import tomllib' 2>/dev/null \
+    || die "$PY is Python $("$PY" -c 'import sys; print(sys.version.split()[0])'); pyproject.toml's requires-python asks for 3.11 or later (Debian 12's python3 is 3.11)"
 # Debian splits venv's pip bootstrap (ensurepip) into python3-venv; without
 # it `python3 -m venv` makes a venv with no pip and says so only on its own
 "$PY" -c 'import ensurepip, venv' 2>/dev/null \
     || die "$PY cannot make a venv with pip: Debian's python3-venv is missing; run scripts/install-deps.sh as root (or apt-get install python3-venv)"
 
 # The requirement list: pyproject.toml's [dependency-groups] tools (PEP 735),
-# one specifier a line.  Read here rather than by pip (`pip install --group`
-# needs pip 25.1; the venv's pip is the one Debian's python3 bundles).
+# one specifier a line, after checking [project] requires-python against
+# $PY.  Read here rather than by pip (`pip install --group` needs pip 25.1;
+# the venv's pip is the one Debian's python3 bundles).
 reqs=$("$PY" - "$ROOT/pyproject.toml" <<'PY'
+import re
 import sys
 import tomllib
 with open(sys.argv[1], "rb") as f:
-    group = tomllib.load(f).get("dependency-groups", {}).get("tools")
+    conf = tomllib.load(f)
+want = conf.get("project", {}).get("requires-python", "")
+m = re.fullmatch(r">=\s*(\d+)\.(\d+)", want.strip())
+if not m:
+    sys.exit(f"pyproject.toml's [project] requires-python is {want!r}; "
+             "install-venv.sh reads only the form '>=X.Y'")
+if sys.version_info[:2] < (int(m[1]), int(m[2])):
+    sys.exit(f"{sys.executable} is Python {sys.version.split()[0]}; "
+             f"pyproject.toml's requires-python asks for {want}")
+group = conf.get("dependency-groups", {}).get("tools")
 if not group or not all(isinstance(r, str) for r in group):
     sys.exit("pyproject.toml has no [dependency-groups] tools = [...] list")
 print("\n".join(group))
 PY
-) || die "no requirement list in $ROOT/pyproject.toml; restore it from git"
+) || die "no usable requirement list in $ROOT/pyproject.toml (the line above says why); restore it from git"
 mapfile -t req_list <<<"$reqs"
 # What the venv must match: the list, and the python it is made from (a
 # Debian upgrade from 3.11 to 3.13 leaves a venv whose packages the new

@@ -31,8 +31,8 @@ scripts.
 
 import functools
 import os
-import re
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,11 +40,19 @@ MARK = "NCQ_PYRUN"
 
 
 def _roots():
-    text = (REPO / "pyproject.toml").read_text()
-    m = re.search(r"^pythonpath\s*=\s*\[([^\]]*)\]", text, re.M)
-    if not m:
-        sys.exit("pyrun: pyproject.toml has no pythonpath = [...] line")
-    return tuple(REPO / x for x in re.findall(r'"([^"]+)"', m.group(1)))
+    """pyproject.toml's [tool.pytest.ini_options] pythonpath, as paths."""
+    try:
+        with open(REPO / "pyproject.toml", "rb") as f:
+            conf = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        sys.exit(f"pyrun: cannot read {REPO / 'pyproject.toml'}: {e}; "
+                 "restore it from git")
+    roots = (conf.get("tool", {}).get("pytest", {}).get("ini_options", {})
+             .get("pythonpath"))
+    if not roots or not all(isinstance(r, str) for r in roots):
+        sys.exit("pyrun: pyproject.toml has no [tool.pytest.ini_options] "
+                 "pythonpath = [...] list; restore it from git")
+    return tuple(REPO / r for r in roots)
 
 
 ROOTS = _roots()

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run Western Digital's Command Duration Limits test suite (cdl-tools'
-# tests/cdl-tests.sh) from your own checkout in a Linux 6.12 guest on an
-# ncq-disk drive with CDL, and tell what passed.
+# tests/cdl-tests.sh) from your own checkout in a guest (Linux 6.12 by
+# default: CDL needs 6.5 or later) on an ncq-disk drive with CDL, and tell
+# what passed.
 #
 #   scripts/run-cdl-tools.sh [options] CHECKOUT
 #
@@ -16,15 +17,6 @@
 #   --quick                   the suite's --quick (20 s fio runs, stop on error)
 #   --group NN                only this group (repeatable; the suite's -g)
 #   --test NNNN               only this test (repeatable; the suite's -t)
-#   --device LINE             the drive's -device line without drive=/bus=/id=
-#                             (default: ncq-disk,model=seagate-exos-x18,cdl=on)
-#   --disk-size SIZE          the drive's capacity (default: the model's
-#                             whole capacity, a sparse image: the suite's
-#                             fio reads span the drive, so seeks are those
-#                             of the real drive; a smaller image is a
-#                             short-stroked drive whose accesses rarely
-#                             miss the suite's 20 ms active time limits)
-#   --timeout S               the whole run's bound in guest seconds (default 7200)
 #   --icount-shift N          the guest CPU's speed: 2^N ns of guest time per
 #                             instruction (default 0, about 1e9 a second: the
 #                             suite bounds each fio run by its run time + 2 s
@@ -39,8 +31,14 @@
 #                             stroke would otherwise fill the host's disk at
 #                             about 30 MB per guest second; image: a sparse
 #                             qcow2 in the work directory)
-#   --output DIR              where the suite's logs go (default ./cdl-tools-results)
 #   -h, --help                this text
+#
+# Defaults: --kernel 6.12, --device ncq-disk,model=seagate-exos-x18,cdl=on,
+# --disk-size the model's whole capacity (a sparse image: the suite's fio
+# reads span the drive, so seeks are those of the real drive; a smaller
+# image is a short-stroked drive whose accesses rarely miss the suite's
+# 20 ms active time limits), --memory 512M, --smp 1, --timeout 7200, --out
+# ./cdl-tools-results (the suite's logs).
 #
 # Prints each test's number, verdict and title ("0001 PASS    cdladm (get
 # device information)"),
@@ -49,20 +47,23 @@
 # way), 2 when the run itself did not complete.  docs/cdl.md has the results
 # on ncq-disk.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/.." && pwd)
-die() { echo "run-cdl-tools: error: $*" >&2; exit 2; }
-usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
+SUITE_HERE=$(cd "$(dirname "$0")" && pwd)
+SUITE_ROOT=$(cd "$SUITE_HERE/.." && pwd)
+SUITE_TOOL=run-cdl-tools
+. "$SUITE_HERE/lib/suite.sh"
+die() { suite_die "$@"; }
+usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; suite_help; exit "${1:-0}"; }
 
-DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on DISK_SIZE= TIMEOUT=7200 SHIFT=0
-BACKEND=null
-OUTPUT=$PWD/cdl-tools-results
+SUITE_KERNEL=6.12 SUITE_DEVICE=ncq-disk,model=seagate-exos-x18,cdl=on
+SUITE_TIMEOUT=7200 SUITE_MEMORY=512M SUITE_OUT=$PWD/cdl-tools-results
+SHIFT=0 BACKEND=null
 SUITE_ARGS=()
 ARGS=()
 while [ $# -gt 0 ]; do
+    suite_option "$@"
+    if [ "$SUITE_SHIFT" -gt 0 ]; then shift "$SUITE_SHIFT"; continue; fi
     case "$1" in
-        --group | --test | --device | --disk-size | --timeout | --output | \
-            --icount-shift | --backend)
+        --group | --test | --icount-shift | --backend)
             [ $# -ge 2 ] || die "$1 needs a value (--help)"
             case "$1" in
                 --group)
@@ -71,8 +72,6 @@ while [ $# -gt 0 ]; do
                 --test)
                     case "$2" in '' | *[!0-9]*) die "--test wants a number, got '$2'" ;; esac
                     SUITE_ARGS+=(-t "$2") ;;
-                --device) DEVICE=$2 ;; --disk-size) DISK_SIZE=$2 ;;
-                --timeout) TIMEOUT=$2 ;; --output) OUTPUT=$2 ;;
                 --icount-shift) SHIFT=$2 ;;
                 --backend)
                     case "$2" in null | image) BACKEND=$2 ;;
@@ -81,22 +80,20 @@ while [ $# -gt 0 ]; do
             shift 2 ;;
         --quick) SUITE_ARGS+=(--quick); shift ;;
         -h | --help) usage 0 ;;
-        -*) echo "run-cdl-tools: unknown option: $1" >&2; usage 2 >&2 ;;
+        -*) echo "$SUITE_TOOL: unknown option: $1" >&2; usage 2 >&2 ;;
         *) ARGS+=("$1"); shift ;;
     esac
 done
-# the guest harness (qemu.qmp) below runs under the project's venv
-. "$HERE/lib/venv.sh" || exit 2
-[ ${#ARGS[@]} -eq 1 ] || { echo "run-cdl-tools: give one CHECKOUT" >&2; usage 2 >&2; }
+# the guest harness (qemu.qmp) runs under the project's venv
+. "$SUITE_HERE/lib/venv.sh" || exit 2
+[ ${#ARGS[@]} -eq 1 ] || { echo "$SUITE_TOOL: give one CHECKOUT" >&2; usage 2 >&2; }
 CHECKOUT=$(cd "${ARGS[0]}" 2>/dev/null && pwd) || die "${ARGS[0]}: no such directory"
 [ -f "$CHECKOUT/tests/cdl-tests.sh" ] && [ -d "$CHECKOUT/src" ] \
     || die "$CHECKOUT is no cdl-tools checkout (no tests/cdl-tests.sh and src/): git clone https://github.com/westerndigitalcorporation/cdl-tools and pass its directory"
-if [ -z "$DISK_SIZE" ]; then
-    # the model's capacity (model=NAME or model-file=PATH of --device)
-    DISK_SIZE=$("$HERE/model-bytes.sh" "$DEVICE") || exit 2
-fi
+suite_check
+# the model's capacity (model=NAME or model-file=PATH of --device)
+suite_disk_size
 case "$SHIFT" in [0-9] | 10) ;; *) die "--icount-shift wants 0 to 10, got '$SHIFT'" ;; esac
-case "$TIMEOUT" in '' | *[!0-9]* | 0) die "--timeout wants seconds, got '$TIMEOUT'" ;; esac
 command -v gcc >/dev/null || die "gcc is needed to build cdladm: apt-get install build-essential"
 
 CACHE=${NCQ_CACHE:-$HOME/.cache/ncq-disk}
@@ -125,61 +122,11 @@ else
     CDLADM=$WORK/cdladm
 fi
 
-# 2. QEMU and the 6.12 image with cdladm and the suite
-if [ -z "${NCQ_QEMU_BUILD:-}" ]; then
-    NCQ_QEMU_BUILD=$("$HERE/build-qemu.sh" | tail -1) || die "QEMU build failed"
-fi
-NCQ_IMAGE_DIR=$("$ROOT/images/build-image.sh" --debian trixie \
-    --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
-    --package lsscsi | tail -1) || die "guest image build failed"
+# 2. QEMU and the image with cdladm and the suite
+suite_build --add "$CDLADM:/usr/bin/cdladm" --add "$WORK/tree/tests:/opt/cdl-tests" \
+    --package lsscsi
 exec 9>&-
-export NCQ_QEMU_BUILD NCQ_IMAGE_DIR
 
 # 3. the run
-mkdir -p "$OUTPUT"
-# the guest-tests package root (pyproject.toml) for the Python below
-export PYTHONPATH="$(python3 "$ROOT/scripts/pyrun.py" --path)"
-exec python3 - "$ROOT" "$OUTPUT" "$DEVICE" "$DISK_SIZE" "$TIMEOUT" "$SHIFT" \
-    "$BACKEND" "${SUITE_ARGS[@]}" <<'PY'
-import re
-import shlex
-import sys
-from pathlib import Path
-
-root, output, device, disk_size, timeout, shift, backend = sys.argv[1:8]
-suite_args = sys.argv[8:]
-import ncqguest
-import ncqsuite
-
-# "  Test 0001:  cdladm (get device information)  ... PASS" (colour codes
-# around PASS and FAIL; a test that passed with a warning, its exit status
-# 3, prints PASS in yellow, 93)
-VERDICT = re.compile(r"^\s*Test (\d+):\s+(.*?)\s+\.\.\.\s+(?:\x1b\[([0-9;]*)m)?"
-                     r"(PASS|FAILED|FAIL|SKIP|WARNING)")
-script = f"""
-cd /opt/cdl-tests
-bash ./cdl-tests.sh {' '.join(shlex.quote(a) for a in suite_args)} \\
-    --logdir $RESULTS/logs /dev/sda
-echo "cdl-tests-exit $?"
-"""
-out = Path(output)
-r = ncqsuite.run("run-cdl-tools", ncqsuite.workdir("cdl-tools"), out,
-                 ncqguest.Workload(script=script, timeout_s=int(timeout)),
-                 device=device, disk_size=disk_size, snapshot=False,
-                 backend="null" if backend == "null" else "qcow2",
-                 timeout_s=int(timeout) * 3 + 600, icount_shift=int(shift))
-counts = {"PASS": 0, "FAILED": 0, "SKIP": 0, "WARNING": 0}
-for line in r.output.splitlines():
-    m = VERDICT.match(line)
-    if m:
-        verdict = "FAILED" if m.group(4) == "FAIL" else m.group(4)
-        if verdict == "PASS" and m.group(3) == "93":
-            verdict = "WARNING"
-        counts[verdict] += 1
-        print(f"{m.group(1)} {verdict:7} {m.group(2)}")
-print(f"cdl-tools: {counts['PASS']} passed, {counts['FAILED']} failed, "
-      f"{counts['SKIP']} skipped, {counts['WARNING']} warnings "
-      f"(logs in {out})")
-ncqsuite.finish("run-cdl-tools", r.status, sum(counts.values()),
-                counts["FAILED"], out)
-PY
+suite_run suites.cdl_tools --icount-shift "$SHIFT" --backend "$BACKEND" \
+    -- ${SUITE_ARGS[@]+"${SUITE_ARGS[@]}"}

@@ -1,20 +1,66 @@
 #!/bin/bash
 # The whole test suite: model unit tests, style, QEMU qtests (also under
 # ASan/UBSan), the fuzzer (fixed findings replayed, a short campaign),
-# repository checks, validation sheets, guest tests (the scenarios among
-# them compared with the committed report, docs/report/sN.json).
+# repository checks, validation sheets, guest tests on Debian 12's 6.1
+# and Debian 13's 6.12 (the scenarios among them compared with the
+# committed report, docs/report/sN.json).
 #
-#   scripts/test.sh [pytest args...]
+#   scripts/test.sh [options] [pytest args...]
 #
 # Installs what is missing (scripts/install-deps.sh, needs root), builds
-# QEMU with the overlay, the standalone model build and the guest image,
+# QEMU with the overlay, the standalone model build and the guest images,
 # then runs every suite.  Ends with one summary line:
-#   summary: N passed, N failed
+#   summary: N passed, N failed, N skipped
+#
+# Other arguments go to the guest tests' pytest.  A selection among them
+# (-k EXPR, -m EXPR, --deselect, --ignore, or tests such as
+# guest-tests/test_device.py::test_ncq_and_ncq_priority_detected) runs
+# only the guest tests it selects, on the kernels --kernel names, with only the builds they need
+# (QEMU's release build and those kernels' images): no qtests, no sanitizer
+# chain, no series walk, no other suite unless --with names it.  A
+# selection that picks no test on a kernel leaves that kernel out.  Other
+# pytest options (-v, -x, --junitxml=FILE) select nothing: the whole suite
+# runs.  --junitxml=FILE: FILE holds 6.1's results, FILE-6.12.xml 6.12's.
+#
+#   --kernel 6.1|6.12|both|DIR  the guest tests' kernels: Debian 12's 6.1,
+#                          Debian 13's 6.12 (its list, GUEST_TESTS_612
+#                          below, unless the arguments name test files),
+#                          both (default), or the image in DIR
+#                          (images/build-image.sh's output; = NCQ_IMAGE_DIR)
+#   --with STEP[,STEP]     add whole steps to a selection: unit, checkpatch,
+#                          repo, icount, validation, compare, fit, qtests,
+#                          asan (the sanitizer chain and the fuzzer), walk
+#   --plan                 print what would run, one "plan:" line a step,
+#                          and exit (nothing is installed or built)
+#   -h, --help             this text
+#
+# Environment: NCQ_TEST_ASAN=0 leaves out the sanitizer chain,
+# NCQ_TEST_FUZZ=0 its fuzz steps, NCQ_TEST_SECOND_KERNEL=0 the 6.12 run,
+# NCQ_TEST_JOBS=1 runs the guest tests one at a time, NCQ_SKIP_INSTALL=1
+# the dependency step.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 cd "$ROOT"
 
+# The guest tests that run again on Debian 13's 6.12: the kernel checks,
+# the device tests (queue depth 8 among them), IDENTIFY (hdparm -I), CDL,
+# the image's tools and modules (f2fs with its soft dependencies),
+# host-managed ZAC (zone write plugging), zonefs and zoned btrfs, power
+# modes, SCT, the log directories (smartctl, sg_sat_read_gplog), RAID with
+# and without ERC and scenario 1.
+GUEST_TESTS_612=(
+    guest-tests/test_kernels.py guest-tests/test_device.py
+    guest-tests/test_identify.py
+    guest-tests/test_cdl.py guest-tests/test_image_tools.py
+    guest-tests/test_image_modules.py
+    guest-tests/test_zac.py guest-tests/test_zac_ata.py
+    guest-tests/test_zoned_fs.py
+    guest-tests/test_power_modes.py
+    guest-tests/test_sct.py guest-tests/test_logs.py
+    guest-tests/test_raid_erc.py
+    guest-tests/test_scenario_1_depth.py
+)
 die() { echo "test: $*" >&2; exit 1; }
 # kill_tree PID: PID and every process under it
 kill_tree() {
@@ -25,6 +71,124 @@ kill_tree() {
 # each step says when it began, from the start of the suite: where the
 # time goes shows in any CI log
 step() { printf '=== [%dm%02ds] %s ===\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
+
+usage() { sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit "${1:-0}"; }
+
+# ------------------------------------------------------------- arguments
+KERNEL_ARG=both WITH= PLAN=0
+PYARGS=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --kernel) [ $# -ge 2 ] || die "--kernel needs 6.1, 6.12, both or an image directory"
+            KERNEL_ARG=$2; shift 2 ;;
+        --kernel=*) KERNEL_ARG=${1#*=}; shift ;;
+        --with) [ $# -ge 2 ] || die "--with needs step names (--help)"
+            WITH+=,$2; shift 2 ;;
+        --with=*) WITH+=,${1#*=}; shift ;;
+        --plan) PLAN=1; shift ;;
+        -h | --help) usage 0 ;;
+        *) PYARGS+=("$1"); shift ;;
+    esac
+done
+# NCQ_IMAGE_DIR set, or --kernel DIR: the guest tests run on that image
+# (your own kernel, images/build-image.sh --kernel ...), once.
+case $KERNEL_ARG in
+    6.1 | 6.12 | both) ;;
+    *)  [ -d "$KERNEL_ARG" ] || die "--kernel wants 6.1, 6.12, both or an image directory (images/build-image.sh prints one), got '$KERNEL_ARG'"
+        NCQ_IMAGE_DIR=$(cd "$KERNEL_ARG" && pwd); export NCQ_IMAGE_DIR ;;
+esac
+if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
+    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
+        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
+    USER_IMAGE=1
+else
+    USER_IMAGE=0
+fi
+# The steps, each 1 (runs) or 0.  A selection (pytest arguments that
+# choose tests) runs the guest tests alone, plus what --with names.
+# names_files: the arguments name test files or directories (an argument
+# that is no option's value and exists as a path, "::test" aside).
+SELECTION=0 names_files=0 prev=
+for a in ${PYARGS[@]+"${PYARGS[@]}"}; do
+    case $a in
+        -k | -m | --deselect | --ignore | -k?* | -m?* | --deselect=* | --ignore=*) SELECTION=1 ;;
+    esac
+    case $prev in
+        -k | -m | -n | -p | -o | -c | --junitxml | --junit-xml | --deselect | \
+            --durations | --maxfail | --basetemp | --rootdir | --ignore) ;;
+        *) [[ $a == -* ]] || [ ! -e "${a%%::*}" ] || names_files=1 ;;
+    esac
+    prev=$a
+done
+[ $names_files = 0 ] || SELECTION=1
+ALL_STEPS="unit checkpatch repo icount validation compare fit qtests asan walk"
+for s in $ALL_STEPS; do
+    declare "do_$s=$((1 - SELECTION))"
+done
+for s in ${WITH//,/ }; do
+    case " $ALL_STEPS " in
+        *" $s "*) declare "do_$s=1" ;;
+        *) die "--with $s: no such step (steps: ${ALL_STEPS// /, })" ;;
+    esac
+done
+[ "${NCQ_TEST_ASAN:-1}" != 0 ] || do_asan=0
+do_guest61=1 do_guest612=1
+case $KERNEL_ARG in 6.1) do_guest612=0 ;; 6.12) do_guest61=0 ;; esac
+if [ "$USER_IMAGE" = 1 ] || [ "${NCQ_TEST_SECOND_KERNEL:-1}" = 0 ]; then
+    do_guest612=0
+fi
+[ "$USER_IMAGE" = 0 ] || do_guest61=1
+
+# The arguments for each kernel's pytest run.  Test files named among the
+# arguments: those, on each kernel; else guest-tests (6.1) and
+# GUEST_TESTS_612.  A JUnit XML file is renamed FILE-6.12.xml for 6.12 so
+# that it does not overwrite 6.1's.
+args61=() args612=() junit_next=0
+for a in ${PYARGS[@]+"${PYARGS[@]}"}; do
+    args61+=("$a")
+    if [ $junit_next = 1 ]; then
+        a=${a%.xml}-6.12.xml
+        junit_next=0
+    elif [ "$a" = --junitxml ] || [ "$a" = --junit-xml ]; then
+        junit_next=1
+    elif [[ $a == --junitxml=* || $a == --junit-xml=* ]]; then
+        a=${a%%=*}=$(v=${a#*=}; echo "${v%.xml}-6.12.xml")
+    fi
+    args612+=("$a")
+done
+if [ $names_files = 0 ]; then
+    args61=(guest-tests ${args61[@]+"${args61[@]}"})
+    args612=("${GUEST_TESTS_612[@]}" ${args612[@]+"${args612[@]}"})
+fi
+# selected ARGS...: how many tests pytest collects with ARGS (a selection
+# that collects none on a kernel leaves the kernel out; nothing printed,
+# when the collection itself failed: the run shows why)
+selected() {
+    python3 -m pytest --collect-only -q -p no:cacheprovider "$@" 2>/dev/null \
+        | sed -nE 's/^([0-9]+)(\/[0-9]+)? tests? (collected|selected).*/\1/p; s/^no tests (collected|ran).*/0/p' \
+        | tail -1
+}
+
+# The plan: what runs, one line a step (--plan prints it and stops)
+plan() {
+    local s n
+    echo "plan: install dependencies$([ "${NCQ_SKIP_INSTALL:-0}" = 1 ] && echo ' (skipped: NCQ_SKIP_INSTALL=1)')"
+    echo "plan: build QEMU (release)"
+    [ "$do_guest61" = 0 ] || [ "$USER_IMAGE" = 1 ] || echo "plan: build the guest image (Debian 12, 6.1)"
+    [ "$USER_IMAGE" = 0 ] || echo "plan: guest image NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
+    [ "$do_guest612" = 0 ] || echo "plan: build the guest image (Debian 13, 6.12)"
+    [ "$do_unit" = 0 ] || echo "plan: build the standalone model; model unit tests (meson test)"
+    [ "$do_checkpatch" = 0 ] || echo "plan: style (scripts/checkpatch.sh)"
+    [ "$do_qtests" = 0 ] || echo "plan: qtests (scripts/run-qtests.sh)"
+    [ "$do_asan" = 0 ] || echo "plan: the sanitizer chain: QEMU build (clang, ASan/UBSan, fuzzer), qtests under ASan/UBSan, fuzz steps"
+    [ "$do_walk" = 0 ] || echo "plan: the series walk (scripts/build-qemu.sh --walk)"
+    for s in repo icount validation compare fit; do
+        n=do_$s
+        [ "${!n}" = 0 ] || echo "plan: pytest tests/$s"
+    done
+    [ "$do_guest61" = 0 ] || echo "plan: guest tests$([ "$USER_IMAGE" = 1 ] && echo ' on NCQ_IMAGE_DIR' || echo ' on 6.1'): pytest ${args61[*]}"
+    [ "$do_guest612" = 0 ] || echo "plan: guest tests on 6.12: pytest ${args612[*]}"
+}
 
 # The step table (printed at the end): each piece of work, foreground or
 # background, appends "name<TAB>began<TAB>ended" (seconds from the start)
@@ -60,12 +224,42 @@ step_table() {
     printf '  total %dm%02ds\n' $((($(date +%s) - T0) / 60)) $((($(date +%s) - T0) % 60))
 }
 
+# narrow_selection: a selection that collects no test on a kernel leaves
+# that kernel out (collected with no image or QEMU build named, so that
+# nothing is built to count)
+narrow_selection() {
+    [ "$SELECTION" = 1 ] || return 0
+    local n
+    if [ "$do_guest61" = 1 ]; then
+        n=$(NCQ_IMAGE_DIR=${NCQ_IMAGE_DIR:-/nonexistent} NCQ_QEMU_BUILD=/nonexistent selected "${args61[@]}")
+        if [ "$n" = 0 ]; then
+            do_guest61=0
+            echo "plan: guest tests on $([ "$USER_IMAGE" = 1 ] && echo NCQ_IMAGE_DIR || echo 6.1): none selected (left out)"
+        fi
+    fi
+    if [ "$do_guest612" = 1 ]; then
+        n=$(NCQ_IMAGE_DIR=/nonexistent NCQ_QEMU_BUILD=/nonexistent selected "${args612[@]}")
+        if [ "$n" = 0 ]; then
+            do_guest612=0
+            echo "plan: guest tests on 6.12: none selected (left out)"
+        fi
+    fi
+}
+if [ "$PLAN" = 1 ]; then
+    . "$HERE/lib/venv.sh" || exit 1
+    narrow_selection
+    plan
+    exit 0
+fi
+
 if [ "${NCQ_SKIP_INSTALL:-0}" != 1 ]; then
     step "install dependencies"
     timed "install dependencies" "$HERE/install-deps.sh" || die "installing dependencies failed"
 fi
 # python3, pytest and meson from here on are the project's venv's
 . "$HERE/lib/venv.sh" || exit 1
+narrow_selection >&2
+plan | sed 's/^/test: /' >&2
 
 # One session of the guest harness's snapshot cache (guest-tests/ncqsnapshot.py):
 # no run prunes while the suite runs, and the clean-up at the end spares every
@@ -84,19 +278,6 @@ step "fetch the pinned QEMU source"
 timed "fetch the pinned QEMU source" "$HERE/fetch-qemu.sh" >/dev/null || die "fetching the QEMU source failed"
 
 mkdir -p "$ROOT/_build"
-# NCQ_IMAGE_DIR set: the guest tests run on that image (your own kernel,
-# images/build-image.sh --kernel ...), and the second-kernel step is left out.
-if [ -n "${NCQ_IMAGE_DIR:-}" ]; then
-    [ -f "$NCQ_IMAGE_DIR/vmlinuz" ] && [ -f "$NCQ_IMAGE_DIR/initrd.img" ] \
-        || die "NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR holds no vmlinuz and initrd.img; build an image with images/build-image.sh and pass the directory it prints"
-    USER_IMAGE=1
-else
-    USER_IMAGE=0
-fi
-second_kernel=0
-if [ "$USER_IMAGE" = 0 ] && [ "${NCQ_TEST_SECOND_KERNEL:-1}" != 0 ]; then
-    second_kernel=1
-fi
 
 # The steps that need no QEMU (the model's unit tests, style, the plain
 # pytest suites, both guest images) run in the background from here, one
@@ -129,20 +310,20 @@ unit_tests() {
 pytest_run() { python3 -m pytest -q -p no:cacheprovider "$@"; }
 # The images first: mostly downloads, and the guest tests wait for them.
 early_steps() {
-    if [ "$USER_IMAGE" = 0 ]; then
+    if [ "$USER_IMAGE" = 0 ] && [ "$do_guest61" = 1 ]; then
         early_step image "$ROOT/images/build-image.sh"
     fi
-    if [ "$second_kernel" = 1 ]; then
+    if [ "$do_guest612" = 1 ]; then
         early_step image612 "$ROOT/images/build-image.sh" --debian trixie
     fi
-    early_step unit unit_tests
-    early_step checkpatch "$HERE/checkpatch.sh"
-    if [ -d "$ROOT/tests/repo" ]; then
+    [ "$do_unit" = 0 ] || early_step unit unit_tests
+    [ "$do_checkpatch" = 0 ] || early_step checkpatch "$HERE/checkpatch.sh"
+    if [ "$do_repo" = 1 ] && [ -d "$ROOT/tests/repo" ]; then
         early_step repo pytest_run tests/repo
     fi
-    early_step validation pytest_run tests/validation
-    early_step compare pytest_run tests/compare
-    early_step fit pytest_run tests/fit
+    [ "$do_validation" = 0 ] || early_step validation pytest_run tests/validation
+    [ "$do_compare" = 0 ] || early_step compare pytest_run tests/compare
+    [ "$do_fit" = 0 ] || early_step fit pytest_run tests/fit
 }
 early_steps &
 early_pid=$!
@@ -268,7 +449,7 @@ renice_tree() {   # renice_tree PID NICE: PID and every process under it
     for c in $(pgrep -P "$1"); do renice_tree "$c" "$2"; done
 }
 asan_log=$ROOT/_build/asan-build.log
-if [ "${NCQ_TEST_ASAN:-1}" != 0 ]; then
+if [ "$do_asan" = 1 ]; then
     step "the sanitizer chain (ASan/UBSan build, its qtests, the fuzzer): in the background, log $asan_log"
     rm -f "$ROOT/_build/asan-build.rc" "$ROOT/_build/fuzz-ci.rc"
     asan_chain &
@@ -280,10 +461,14 @@ fi
 # build of its own, in the background at a lower priority.  Nothing to
 # do on a clone whose record covers the series.
 walk_log=$ROOT/_build/walk.log
-step "the series walk: in the background, log $walk_log"
-timed "QEMU series walk (patches/qemu/walked)" nice -n 10 "$HERE/build-qemu.sh" --walk >"$walk_log" 2>&1 &
-walk_pid=$!
+walk_pid=
+if [ "$do_walk" = 1 ]; then
+    step "the series walk: in the background, log $walk_log"
+    timed "QEMU series walk (patches/qemu/walked)" nice -n 10 "$HERE/build-qemu.sh" --walk >"$walk_log" 2>&1 &
+    walk_pid=$!
+fi
 walk_show() {
+    [ -n "$walk_pid" ] || return 0
     step "the series walk (scripts/build-qemu.sh --walk)"
     local rc=0
     wait "$walk_pid" || rc=$?
@@ -321,13 +506,14 @@ early_show() {
 
 if [ "$USER_IMAGE" = 1 ]; then
     step "guest image: NCQ_IMAGE_DIR=$NCQ_IMAGE_DIR"
-else
+elif [ "$do_guest61" = 1 ]; then
     early_show image "build the guest image (Debian 12, 6.1)" \
         || die "guest image build failed"
     NCQ_IMAGE_DIR=$(tail -1 "$early_dir/image.out")
 fi
-export NCQ_IMAGE_DIR
+[ -z "${NCQ_IMAGE_DIR:-}" ] || export NCQ_IMAGE_DIR
 
+unit_show() {
 step "model unit tests (meson test)"
 early_wait unit
 cp "$early_dir/unit.out" "$BUILD_MODEL/test.out" 2>/dev/null
@@ -338,7 +524,10 @@ bad=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s + 0}' "$ea
 sk=$(awk '/^Skipped:/ {print $2}' "$early_dir/unit.out")
 [ -n "$ok" ] || { echo "test: meson test printed no summary" >&2; bad=$((bad + 1)); ok=0; }
 tally "$ok" "$bad" "${sk:-0}"
+}
+[ "$do_unit" = 0 ] || unit_show
 
+checkpatch_show() {
 early_show checkpatch "style (QEMU's checkpatch.pl on every C file and patch)"
 cp "$early_dir/checkpatch.out" "$ROOT/_build/checkpatch.out"
 q=$(tail -1 "$ROOT/_build/checkpatch.out")
@@ -347,14 +536,20 @@ if [[ $q =~ checkpatch:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
 else
     tally 0 1 0
 fi
+}
+[ "$do_checkpatch" = 0 ] || checkpatch_show
 
 # QEMU's qtests on the release build (one core) run in the background,
 # beside the guest tests, and are shown after them (qtest_show): the
 # guest tests, the longest step, start as soon as the build is done.
-step "qtests (QEMU's ahci-test and the ncq-disk qtests): in the background, output _build/qtest.out"
-timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" >"$ROOT/_build/qtest.out" 2>&1 &
-qtest_pid=$!
+qtest_pid=
+if [ "$do_qtests" = 1 ]; then
+    step "qtests (QEMU's ahci-test and the ncq-disk qtests): in the background, output _build/qtest.out"
+    timed "qtests" "$HERE/run-qtests.sh" "$NCQ_QEMU_BUILD" >"$ROOT/_build/qtest.out" 2>&1 &
+    qtest_pid=$!
+fi
 qtest_show() {
+    [ -n "$qtest_pid" ] || return 0
     step "qtests (QEMU's ahci-test and the ncq-disk qtests)"
     wait "$qtest_pid"
     qtest_pid=
@@ -389,27 +584,27 @@ early_pytest() {
     cp "$early_dir/$1.out" "$ROOT/_build/pytest-$1.out"
     pytest_tally "$ROOT/_build/pytest-$1.out"
 }
-if [ -d "$ROOT/tests/repo" ]; then
+if [ "$do_repo" = 1 ] && [ -d "$ROOT/tests/repo" ]; then
     early_pytest repo "repository checks (pytest tests/repo)"
 fi
 
 # The icount series' own reproducer (tests/icount): a small firmware under
 # -icount, no guest image, no ncq-disk; two runs must print the same
 # virtual times (docs/build.md, "Deterministic boots").
-pytest_step "icount determinism (pytest tests/icount)" "$ROOT/_build/pytest-icount.out" tests/icount
+[ "$do_icount" = 0 ] || pytest_step "icount determinism (pytest tests/icount)" "$ROOT/_build/pytest-icount.out" tests/icount
 
 # The validation sheets (docs/validation): each published figure of each
 # model within its tolerance, one test per row; the sheets up to date.
-early_pytest validation "validation sheets (pytest tests/validation)"
+[ "$do_validation" = 0 ] || early_pytest validation "validation sheets (pytest tests/validation)"
 
 # scripts/compare.py's matrix parsing, metrics, baseline, shards and report,
 # without a guest (its end-to-end run is guest-tests/test_compare.py).
-early_pytest compare "comparison tool (pytest tests/compare)"
+[ "$do_compare" = 0 ] || early_pytest compare "comparison tool (pytest tests/compare)"
 
 # tools/ncq-fit: the fitting maths on synthetic samples, the probe's
 # refusals, fit-compare.py and simulate() against ncq-sim (no guest;
 # docs/ncq-fit.md; the round trip in a guest is guest-tests/test_fit.py).
-early_pytest fit "ncq-fit (pytest tests/fit)"
+[ "$do_fit" = 0 ] || early_pytest fit "ncq-fit (pytest tests/fit)"
 
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_N_matches_report).  Test
@@ -420,45 +615,20 @@ jobs=${NCQ_TEST_JOBS:-auto}
 xdist=()
 [ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
 # --durations: the slowest tests, for whoever keeps the suite's time down
-pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
-    --durations=20 guest-tests "$@"
+if [ "$do_guest61" = 1 ]; then
+    pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
+        --durations=20 "${args61[@]}"
+fi
 
-
-# The device tests (queue depth 8 among them), IDENTIFY (hdparm -I), CDL,
-# host-managed ZAC (zone write plugging), zonefs and zoned btrfs, power modes, SCT, the log
-# directories (smartctl, sg_sat_read_gplog), RAID with and without ERC and
-# scenario 1 again on Debian 13's kernel (6.12), unless
-# NCQ_IMAGE_DIR chose the image or NCQ_TEST_SECOND_KERNEL=0.  The
-# sanitizer chain, still running or ended, is shown after them.
-# The arguments again for 6.12, a JUnit XML file renamed FILE-6.12.xml
-# so that it does not overwrite 6.1's
-args612=()
-junit_next=0
-for a in "$@"; do
-    if [ $junit_next = 1 ]; then
-        a=${a%.xml}-6.12.xml
-        junit_next=0
-    elif [ "$a" = --junitxml ] || [ "$a" = --junit-xml ]; then
-        junit_next=1
-    elif [[ $a == --junitxml=* || $a == --junit-xml=* ]]; then
-        a=${a%%=*}=$(v=${a#*=}; echo "${v%.xml}-6.12.xml")
-    fi
-    args612+=("$a")
-done
-if [ "$second_kernel" = 1 ]; then
+# GUEST_TESTS_612 (or the selection) again on Debian 13's kernel (6.12),
+# unless NCQ_IMAGE_DIR chose the image, --kernel 6.1 or
+# NCQ_TEST_SECOND_KERNEL=0.  The sanitizer chain, still running or ended,
+# is shown after them.
+if [ "$do_guest612" = 1 ]; then
     if early_show image612 "build the guest image (Debian 13, 6.12; built beside the QEMU build)"; then
         img612=$(tail -1 "$early_dir/image612.out")
         NCQ_IMAGE_DIR=$img612 pytest_step "guest tests on 6.12 (pytest)" \
-            "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" \
-            guest-tests/test_kernels.py guest-tests/test_device.py \
-            guest-tests/test_identify.py \
-            guest-tests/test_cdl.py guest-tests/test_image_tools.py \
-            guest-tests/test_zac.py guest-tests/test_zac_ata.py \
-            guest-tests/test_zoned_fs.py \
-            guest-tests/test_power_modes.py \
-            guest-tests/test_sct.py guest-tests/test_logs.py \
-            guest-tests/test_raid_erc.py \
-            guest-tests/test_scenario_1_depth.py ${args612[@]+"${args612[@]}"}
+            "$ROOT/_build/pytest-6.12.out" "${xdist[@]}" "${args612[@]}"
     else
         echo "test: the Debian 13 image did not build" >&2
         tally 0 1 0

@@ -112,3 +112,42 @@ def test_program_starts_from_any_folder(cmd, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("usage:"), (
         r.stdout[-500:] + r.stderr[-1500:])
+
+
+def test_pyproject_describes_the_project():
+    """pyproject.toml is a project description: its name, the version
+    meson.build gives the model library, the oldest Python (tomllib's
+    3.11, Debian 12's), and the venv's group."""
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    project = conf["project"]
+    assert project["name"] == "ncq-disk"
+    meson = re.search(r"^\s*version:\s*'([^']+)'",
+                      (ROOT / "meson.build").read_text(), re.M)
+    assert meson and project["version"] == meson[1]
+    assert project["requires-python"] == ">=3.11"
+    assert conf["dependency-groups"]["tools"]
+    for d in conf["tool"]["pytest"]["ini_options"]["testpaths"]:
+        assert (ROOT / d).is_dir(), d
+
+
+def test_pyrun_reads_pyproject_as_toml(tmp_path):
+    """pyrun.py parses pyproject.toml as TOML: a list over several lines
+    with a comment in it, and the same key in another table, give the
+    roots pytest would read."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "pyrun.py").write_text(
+        (ROOT / "scripts" / "pyrun.py").read_text())
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.other]\npythonpath = ["wrong"]\n'
+        '[tool.pytest.ini_options]\npythonpath = [\n'
+        '    "a",  # the first\n    \'b/c\',\n]\n')
+    got = subprocess.run([sys.executable, str(tmp_path / "scripts/pyrun.py"),
+                          "--path"], capture_output=True, text=True,
+                         check=True).stdout.strip().split(os.pathsep)
+    assert got == [str(tmp_path / "a"), str(tmp_path / "b/c")]
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    r = subprocess.run([sys.executable, str(tmp_path / "scripts/pyrun.py"),
+                        "--path"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "no [tool.pytest.ini_options] " \
+        "pythonpath" in r.stderr, r.stderr

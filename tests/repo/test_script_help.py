@@ -21,7 +21,15 @@ def help_text(text):
             break
         head.append(line[1:])
     m = re.search(r"^usage\(\)\s*\{(.*?)^\}", text, re.S | re.M)
-    return "\n".join(head) + ("\n" + m.group(1) if m else "")
+    if not m:
+        m = re.search(r"^usage\(\)\s*\{(.*?)\}$", text, re.M)
+    more = m.group(1) if m else ""
+    if "suite_help" in more:
+        # the runners' common options: SUITE_HELP in scripts/lib/suite.sh
+        lib = (ROOT / "scripts" / "lib" / "suite.sh").read_text()
+        more += "\n" + re.search(r"^SUITE_HELP='(.*?)'$", lib,
+                                  re.S | re.M).group(1)
+    return "\n".join(head) + "\n" + more
 
 
 def parsed_options(text):
@@ -36,7 +44,18 @@ def parsed_options(text):
                          r"\s*\)", code, re.M):
         out |= {x.strip().rstrip("*") for x in m.group(1).split("|")
                 if x.strip().startswith("--")}
-    return out - {"--help"}
+    return out - {"--help", "--"}
+
+
+def with_sourced(path):
+    """The script's text and that of the scripts/lib/*.sh it sources: the
+    suite runners take their common options in lib/suite.sh."""
+    text = path.read_text()
+    for name in sorted(set(re.findall(r"lib/([\w-]+\.sh)", text))):
+        lib = ROOT / "scripts" / "lib" / name
+        if lib.exists():
+            text += "\n" + lib.read_text()
+    return text
 
 
 def described_options(help):
@@ -53,7 +72,7 @@ CASES = [p for p in SCRIPTS if "--help" in p.read_text()
 def test_help_names_what_the_parser_takes(path):
     text = path.read_text()
     help = help_text(text)
-    parsed = parsed_options(text)
+    parsed = parsed_options(with_sourced(path))
     mentioned = set(re.findall(r"--[\w-]+", help))
     assert parsed - mentioned == set(), (
         f"{path.name} takes {sorted(parsed - mentioned)} but its --help "
@@ -94,7 +113,7 @@ def test_docs_use_only_options_the_scripts_take():
             for m in re.finditer(r"(?:scripts|images)/([\w-]+\.sh)"
                                  r"((?:\s+[^`|;#]*?)?)(?=`|$|\s#|;|\|)", line):
                 path = scripts.get(m.group(1))
-                opts = parsed_options(path.read_text()) if path else set()
+                opts = parsed_options(with_sourced(path)) if path else set()
                 if not opts:
                     continue
                 for o in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", m.group(2)):

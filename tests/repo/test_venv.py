@@ -82,8 +82,9 @@ def stock(tmp_path):
         "PIP_CONFIG_FILE": os.devnull,
     }
 
-    def run(*requirements, env=None):
+    def run(*requirements, env=None, requires=">=3.11"):
         (tree / "pyproject.toml").write_text(
+            f'[project]\nrequires-python = "{requires}"\n'
             "[dependency-groups]\ntools = " +
             json.dumps(list(requirements)) + "\n")
         return subprocess.run([str(tree / "scripts" / SCRIPT.name)],
@@ -166,3 +167,14 @@ def test_pip_errors_name_their_cause(stock):
     assert len(err) == 1 and "pip could not reach PyPI" in err[0], r.stderr
     # and nothing is marked done after a failure
     assert not (stock.venv / ".ncq-requirements").exists()
+
+
+def test_requires_python_is_read_from_pyproject(stock):
+    """A requires-python above Debian's python3 stops install-venv.sh
+    before pip, with one line naming both versions."""
+    r = stock(f"{PROBE}==1.0", requires=">=3.99")
+    assert r.returncode == 1
+    err = r.stderr.strip().splitlines()
+    assert any("requires-python asks for >=3.99" in line for line in err), \
+        r.stderr
+    assert not stock.venv.exists(), "a venv was made all the same"
