@@ -412,13 +412,14 @@ early_pytest compare "comparison tool (pytest tests/compare)"
 early_pytest fit "ncq-fit (pytest tests/fit)"
 
 # The scenario tests among these also compare their fresh results with the
-# committed docs/report/sN.json (test_scenario_N_matches_report).  Test
-# files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
-# runs them one after the other): under -icount a guest's results do not
-# depend on the host's load.
+# committed docs/report/sN.json (test_scenario_matches_report[sN-...]).
+# Test files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
+# runs them one after the other), and so does each scenario of
+# test_scenarios.py (its xdist group): under -icount a guest's results do
+# not depend on the host's load.
 jobs=${NCQ_TEST_JOBS:-auto}
 xdist=()
-[ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
+[ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadgroup)
 # --durations: the slowest tests, for whoever keeps the suite's time down
 pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
     --durations=20 guest-tests "$@"
@@ -457,7 +458,9 @@ if [ "$second_kernel" = 1 ]; then
             guest-tests/test_power_modes.py \
             guest-tests/test_sct.py guest-tests/test_logs.py \
             guest-tests/test_raid_erc.py \
-            guest-tests/test_scenario_1_depth.py ${args612[@]+"${args612[@]}"}
+            "guest-tests/test_scenarios.py::test_scenario[s1-depth]" \
+            "guest-tests/test_scenarios.py::test_scenario_matches_report[s1-depth]" \
+            ${args612[@]+"${args612[@]}"}
     else
         echo "test: the Debian 13 image did not build" >&2
         tally 0 1 0
