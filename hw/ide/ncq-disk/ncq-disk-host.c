@@ -20,7 +20,7 @@
 #include "system/block-backend.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 IDEState *ncq_disk_state(NcqDisk *d)
 {

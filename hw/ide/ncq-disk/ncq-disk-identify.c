@@ -19,7 +19,7 @@
 #include "qemu/bswap.h"
 #include "hw/ide/ide-dev.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /* IDENTIFY DEVICE words (ACS-3 7.12.7) */
 #define ID_BUFFER_SIZE          21      /* retired; hdparm's "buffer size" */

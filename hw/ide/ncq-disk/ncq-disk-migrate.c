@@ -25,7 +25,7 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "migration/vmstate.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /*
  * Both halves of an incoming state are in: the drive's (which tags it

@@ -23,7 +23,7 @@
 #include "system/block-backend.h"
 #include "system/runstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 void ncq_disk_power_init(NcqDisk *d)

@@ -28,7 +28,7 @@
 #include "system/cpu-timers.h"
 #include "system/runstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /*

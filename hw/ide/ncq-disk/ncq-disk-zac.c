@@ -23,7 +23,7 @@
 #include "qemu/timer.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* ACS-4 table 206: the signature of a host-managed zoned device */

@@ -22,7 +22,7 @@
 #include "hw/qdev-properties.h"
 #include "system/block-backend.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /* IDENTIFY's serial number and firmware revision fields, in characters */
 #define ID_SERIAL_LEN           20
