@@ -328,8 +328,9 @@ bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_set_text(const char *id, const char *key, const char *value,
                        Error **errp);
 
-/* ncq-disk-identify.c */
-void ncq_disk_identify(IDEDevice *dev, uint16_t *words);
+/* ncq-disk-identify.c: the model's words; true if AHCI sets up queues */
+bool ncq_disk_identify_model(NcqDisk *d, uint16_t *words);
+void ncq_disk_identify_checksum(uint16_t *words);
 /* before IDENTIFY is served: word 255 again, after SET FEATURES' changes */
 void ncq_disk_identify_refresh(IDEState *s);
 uint8_t ncq_disk_sata_gen(IDEDevice *dev);
