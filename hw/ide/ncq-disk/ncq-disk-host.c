@@ -148,7 +148,7 @@ void ncq_disk_host_io(NcqDiskReq *r)
     IDENCQCmd *cmd = r->cmd;
     BlockAIOCB *acb;
 
-    if (cmd->is_write) {
+    if (r->kind == NCQ_DISK_WRITE) {
         acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
                             BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
     } else {

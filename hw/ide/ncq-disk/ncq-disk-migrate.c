@@ -47,7 +47,7 @@ static bool ncq_disk_mig_match(NcqDisk *d)
                          cmd ? "drive's" : "HBA's");
             ok = false;
         }
-        r->cmd = r->mig_active ? cmd : NULL;
+        ncq_disk_ncq_resume(r, r->mig_active ? cmd : NULL);
         d->mig.handed[i] = NULL;
     }
     d->mig.handed_all = false;
