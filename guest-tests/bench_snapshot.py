@@ -88,7 +88,7 @@ def bench_start(rounds, tmp):
 def suite_wall(snapshot, jobs, env_extra):
     env = dict(os.environ, NCQ_SNAPSHOT="1" if snapshot else "0",
                **env_extra)
-    xdist = ["-n", str(jobs), "--dist", "loadgroup"] if jobs > 1 else []
+    xdist = ["-n", str(jobs), "--dist", "loadfile"] if jobs > 1 else []
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "pytest", "-q",
                         "-p", "no:cacheprovider", *xdist, "guest-tests"],

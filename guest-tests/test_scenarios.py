@@ -5,11 +5,11 @@ docs/report/sN.json is what this code produces
 Each scenario's run, its figures, checks and report are its module in
 guest-tests/scenarios; this file only runs them.
 
-1 depth, 2 starvation, 7 determinism (reusing scenario 1's boot when it
-ran first in the same process) and 8 dmsmr's smoke run go in every run;
-3, 4, 5, 6 and 8's full run are long and run with NCQ_LONG_SCENARIOS=1.
-Each scenario is its own xdist group: scripts/test.sh (--dist loadgroup)
-runs them on as many workers as one file per scenario did."""
+1 depth, 2 starvation, 7 determinism and 8 dmsmr's smoke run go in every
+run; 3, 4, 5, 6 and 8's full run are long and run with
+NCQ_LONG_SCENARIOS=1.  One file: scripts/test.sh's pytest-xdist
+(--dist loadfile) runs the scenarios on one worker, one after the other,
+and scenario 7 always reuses scenario 1's boot there."""
 
 import json
 import os
@@ -41,11 +41,9 @@ def _name(mod):
 
 
 def _param(mod, long):
-    marks = [pytest.mark.xdist_group(_name(mod))]
-    if long:
-        marks.append(pytest.mark.skipif(
-            not LONG, reason="long scenario: set NCQ_LONG_SCENARIOS=1 "
-                             "to run it"))
+    marks = [pytest.mark.skipif(
+        not LONG, reason="long scenario: set NCQ_LONG_SCENARIOS=1 to run it")
+    ] if long else []
     return pytest.param(mod, id=_name(mod), marks=marks)
 
 

@@ -414,12 +414,11 @@ early_pytest fit "ncq-fit (pytest tests/fit)"
 # The scenario tests among these also compare their fresh results with the
 # committed docs/report/sN.json (test_scenario_matches_report[sN-...]).
 # Test files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
-# runs them one after the other), and so does each scenario of
-# test_scenarios.py (its xdist group): under -icount a guest's results do
-# not depend on the host's load.
+# runs them one after the other): under -icount a guest's results do not
+# depend on the host's load.
 jobs=${NCQ_TEST_JOBS:-auto}
 xdist=()
-[ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadgroup)
+[ "$jobs" = 1 ] || xdist=(-n "$jobs" --dist loadfile)
 # --durations: the slowest tests, for whoever keeps the suite's time down
 pytest_step "guest tests (pytest)" "$ROOT/_build/pytest.out" "${xdist[@]}" \
     --durations=20 guest-tests "$@"
