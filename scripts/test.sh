@@ -59,7 +59,8 @@ GUEST_TESTS_612=(
     guest-tests/test_power_modes.py
     guest-tests/test_sct.py guest-tests/test_logs.py
     guest-tests/test_raid_erc.py
-    guest-tests/test_scenario_1_depth.py
+    "guest-tests/test_scenarios.py::test_scenario[s1-depth]"
+    "guest-tests/test_scenarios.py::test_scenario_matches_report[s1-depth]"
 )
 die() { echo "test: $*" >&2; exit 1; }
 # kill_tree PID: PID and every process under it
@@ -607,8 +608,8 @@ fi
 [ "$do_fit" = 0 ] || early_pytest fit "ncq-fit (pytest tests/fit)"
 
 # The scenario tests among these also compare their fresh results with the
-# committed docs/report/sN.json (test_scenario_N_matches_report).  Test
-# files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
+# committed docs/report/sN.json (test_scenario_matches_report[sN-...]).
+# Test files run in parallel, one QEMU per core (pytest-xdist; NCQ_TEST_JOBS=1
 # runs them one after the other): under -icount a guest's results do not
 # depend on the host's load.
 jobs=${NCQ_TEST_JOBS:-auto}

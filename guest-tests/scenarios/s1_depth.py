@@ -305,7 +305,7 @@ readers (`numjobs`, threads of one fio process) each doing
 page-aligned offsets over the whole disk.
 One boot runs all five depths; a 512-byte marker read before each depth
 splits the device trace. Produced by `{cmd}`
-(test: `python3 -m pytest -q guest-tests/test_scenario_1_depth.py`).
+(test: `python3 -m pytest -q guest-tests/test_scenarios.py -k s1-depth`).
 
 {table}
 

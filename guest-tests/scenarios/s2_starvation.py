@@ -222,7 +222,7 @@ in the guest scheduler `none`, `queue_depth` {QUEUE_DEPTH}, fio with
 LBAs and one on the highest 20 %, {result['runtime_s']} s of guest time,
 once per setting (three boots). Response times are the drive's (arrival to
 completion) from the device trace. Produced by `{cmd}` (test:
-`python3 -m pytest -q guest-tests/test_scenario_2_starvation.py`).
+`python3 -m pytest -q guest-tests/test_scenarios.py -k s2-starvation`).
 
 {table}
 

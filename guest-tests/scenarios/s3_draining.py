@@ -270,7 +270,7 @@ Set-up ([Stanovich et al. 2008](../published-figures.md#stanovich-et-al-2008)): 
 starvation time-out {result['timeout_ms']} ms), scheduler `none`, one boot.
 Produced by `{cmd}` with `NCQ_LONG_SCENARIOS=1` for the test
 (`NCQ_LONG_SCENARIOS=1 python3 -m pytest -q
-guest-tests/test_scenario_3_draining.py`); guest time
+guest-tests/test_scenarios.py -k s3-draining`); guest time
 {result['guest_s']:.0f} s, wall {result['wall_s']:.0f} s.
 
 **Draining.** {len(tr)} trials: {result['fill']} random reads on the

@@ -338,7 +338,7 @@ a tag in the host. Three boots: the st3400620as parameters with
 off`: the real drive is assumed not to honour priority, as few of its era
 did) with `ncq_prio_enable` 1; and the device with `ncq-prio=off`.
 Produced by `{cmd}` (test: `NCQ_LONG_SCENARIOS=1 python3 -m pytest -q
-guest-tests/test_scenario_4_prio.py`).
+guest-tests/test_scenarios.py -k s4-prio`).
 
 {table}
 

@@ -461,7 +461,7 @@ idle window, which is not the situation of the study (set
 `ICOUNT_SHIFT = 3` in `guest-tests/scenarios/s5_sched.py` to see it).
 Produced by
 `{cmd}` (test: `NCQ_LONG_SCENARIOS=1 python3 -m pytest -q
-guest-tests/test_scenario_5_sched.py`).
+guest-tests/test_scenarios.py -k s5-sched`).
 
 {table}
 

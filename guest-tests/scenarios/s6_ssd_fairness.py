@@ -380,7 +380,7 @@ drive holds about one command and no NCQ conflict can arise (set
 `ICOUNT_SHIFT = 3` in `guest-tests/scenarios/s6_ssd_fairness.py` to see
 it). Produced
 by `{cmd}` (test: `NCQ_LONG_SCENARIOS=1 python3 -m pytest -q
-guest-tests/test_scenario_6_ssd_fairness.py`).
+guest-tests/test_scenarios.py -k s6-ssd-fairness`).
 
 {table}
 

@@ -152,7 +152,7 @@ def report_md(result, pngs):
 Scenario 1's guest (`-device {result['device']}`, boot plus 16,000 random
 reads at five depths) run twice under `-icount shift=3,sleep=off` with a
 fixed guest date ({how}). Produced by `{cmd}` (test:
-`python3 -m pytest -q guest-tests/test_scenario_7_determinism.py`).
+`python3 -m pytest -q guest-tests/test_scenarios.py -k s7-determinism`).
 
 {table}
 

@@ -434,7 +434,7 @@ off; in the guest scheduler `none` and fio's random writes over the whole
 disk, libaio, iodepth {result['iodepth']}, O_DIRECT; then the guest idles.
 "Absorbed": writes the drive took before its first forced cleaning (the
 trace's `# clean` lines). Produced by `{cmd}` (tests:
-`python3 -m pytest -q guest-tests/test_scenario_8_dmsmr.py`; the smoke run
+`python3 -m pytest -q guest-tests/test_scenarios.py -k s8-dmsmr`; the smoke run
 uses the variant `{VARIANT}` with a cache of {SMOKE_MAP} entries and
 {SMOKE_SECTORS} sectors, the full one, with NCQ_LONG_SCENARIOS=1, the
 shipped model).

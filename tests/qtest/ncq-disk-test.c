@@ -5052,6 +5052,7 @@ static void test_dmsmr_media_cache(void)
  */
 #define ATA_NCQ_NON_DATA    0x63
 #define ATA_RECV_FPDMA      0x65
+#define ATA_SEND_FPDMA      0x64
 
 /*
  * One queued command @code: FEATURE @feature, COUNT 15:8 @count_hi (the
@@ -5296,6 +5297,33 @@ static void test_zac_queued_errors(void)
                                                                "zones"),
                                                "open")), ==, 128);
     qobject_unref(info);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * SEND FPDMA QUEUED (64h), here DATA SET MANAGEMENT's TRIM (subcommand
+ * 00h in COUNT 12:8, one block in FEATURE, TRIM in AUXILIARY bit 0): the
+ * drive has none of its subcommands (log 13h lists none), so it is an
+ * NCQ error with ABRT, timed or not, and its data never reaches the
+ * medium at its LBA.
+ */
+static void test_ncq_send_aborted(gconstpointer data)
+{
+    uint8_t port;
+    AHCIQState *ahci = ncq_boot_ready(img_path, data, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 512);
+    uint8_t zero[512] = { 0 }, in[512];
+
+    ncq_io(ahci, port, WRITE_FPDMA_QUEUED, zero, sizeof(zero), 200);
+    qtest_memset(qts, gbuf, 0x5a, 512);
+    g_assert_cmphex(zac_ncq(ahci, port, ATA_SEND_FPDMA, 1, 0x00, 0x0001,
+                            200, gbuf, 512, NULL), ==, ATA_ERR_ABRT);
+    g_assert_cmphex(zac_ncq_sense(ahci, port), ==, 0);
+    ncq_io(ahci, port, READ_FPDMA_QUEUED, in, sizeof(in), 200);
+    g_assert(memcmp(in, zero, sizeof(in)) == 0);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
     ncq_shutdown(ahci);
 }
 
@@ -5901,6 +5929,10 @@ static void add_log_cdl_zac_tests(void)
                    test_zac_queued_advertised);
     qtest_add_func("/ncq-disk/zac/queued/actions", test_zac_queued);
     qtest_add_func("/ncq-disk/zac/queued/errors", test_zac_queued_errors);
+    qtest_add_data_func("/ncq-disk/queue/send-aborted", NULL,
+                        test_ncq_send_aborted);
+    qtest_add_data_func("/ncq-disk/queue/send-aborted/timing-off",
+                        "timing=off", test_ncq_send_aborted);
     qtest_add_func("/ncq-disk/zac/queued/write-reset-race",
                    test_zac_write_reset_race);
     qtest_add_func("/ncq-disk/zac/power-cut", test_zac_power_cut);

@@ -1,6 +1,7 @@
-"""A folder's file graph: file X -> file Y when a function defined in X
-calls a function defined in Y (the model library hw/ide/ncq-model/*.c by
-default; also ncq-sim's and the device's folders)."""
+"""A folder's file graph: file X -> file Y when a function or data table
+of X calls or names a function defined in Y (a table of handlers, a
+callback: a way into Y all the same).  The model library
+hw/ide/ncq-model/*.c by default; also ncq-sim's and the device's folders."""
 import glob
 import os
 
@@ -8,25 +9,33 @@ import cscan
 
 
 def file_graph(root, folder="hw/ide/ncq-model"):
+    """{X: {Y: [(caller, callee, line, how)]}}: how is "calls" or "names";
+    a table's caller is its name with `[]`."""
     files = sorted(glob.glob(os.path.join(root, folder, "*.c")))
-    defs = {}                       # file -> {name: Function}
+    defs, users, own = {}, {}, {}   # file -> its functions, users, names
     for path in files:
         with open(path, encoding="utf-8") as f:
             rel = os.path.relpath(path, root)
-            defs[rel] = {fn.name: fn for fn in cscan.functions(rel, f.read())}
-    owners = {}                     # name -> files defining it
+            fns, tabs = cscan.scan(rel, f.read())
+        defs[rel] = {fn.name: fn for fn in fns}
+        users[rel] = [(fn.name, fn.calls, fn.names) for fn in fns]
+        users[rel] += [(t.name + "[]", [], t.names) for t in tabs]
+        own[rel] = set(defs[rel]) | {t.name for t in tabs}
+    owners = {}                     # name -> files defining it, not static
     for rel, fns in defs.items():
-        for name in fns:
-            owners.setdefault(name, []).append(rel)
-    edges = {rel: {} for rel in defs}   # X -> {Y: [(caller, callee, line)]}
-    for rel, fns in defs.items():
-        for fn in fns.values():
-            for callee, line in fn.calls:
-                if callee in fns:
-                    continue        # its own file's function (static or not)
-                for other in owners.get(callee, []):
-                    edges[rel].setdefault(other, []).append(
-                        (fn.name, callee, line))
+        for name, fn in fns.items():
+            if not fn.static:       # another file's statics are not its
+                owners.setdefault(name, []).append(rel)
+    edges = {rel: {} for rel in defs}
+    for rel, who in users.items():
+        for user, calls, names in who:
+            for how, refs in (("calls", calls), ("names", names)):
+                for callee, line in refs:
+                    if callee in own[rel]:
+                        continue    # its own file's function or table
+                    for other in owners.get(callee, []):
+                        edges[rel].setdefault(other, []).append(
+                            (user, callee, line, how))
     return edges
 
 

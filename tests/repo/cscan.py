@@ -6,6 +6,12 @@ file scope.  A *function definition* is a `{` at file scope whose declarator
 ends with `)` and holds no `=` outside parentheses; every other `{` at file
 scope opens a *data table* (an initialised array or struct: `... = {`) or a
 type (`struct x {`, `enum {`), which are not functions.
+
+Besides its calls, a function *names* identifiers it does not call (a
+callback handed to a timer, a function stored in a pointer); a data
+table names the identifiers of its initialisers (a table of handlers).
+The file graph counts a named function as a call: a table of another
+file's functions, or a callback, is a way into that file.
 """
 import re
 from dataclasses import dataclass, field
@@ -27,6 +33,8 @@ class Function:
     open_line: int      # line of the opening brace
     end: int            # line of the closing brace
     calls: list = field(default_factory=list)   # (name, line)
+    names: list = field(default_factory=list)   # (name, line), not called
+    static: bool = False    # file-local: no other file can reach it
 
     @property
     def length(self):
@@ -91,10 +99,39 @@ def tokens(text):
     return result
 
 
+@dataclass
+class Table:
+    name: str           # the initialised variable
+    path: str
+    start: int
+    names: list = field(default_factory=list)   # (name, line)
+
+
+def _identifier(body, k):
+    """The identifier at body[k] if it is one that names something (not a
+    keyword, not a member after `.` or `->`), else None."""
+    t = body[k][0]
+    if (not re.match(r"[A-Za-z_]\w*$", t) or t in KEYWORDS
+            or (k > 0 and body[k - 1][0] in (".", "->"))):
+        return None
+    return t
+
+
 def functions(path, text):
-    """Every function definition in one C file, with the calls it makes."""
+    """Every function definition in one C file, with the calls it makes
+    and the identifiers it names."""
+    return scan(path, text)[0]
+
+
+def tables(path, text):
+    """Every data table at file scope, with the identifiers it names."""
+    return scan(path, text)[1]
+
+
+def scan(path, text):
+    """(functions, tables) of one C file."""
     toks = tokens(text)
-    funcs = []
+    funcs, tabs = [], []
     decl = []            # tokens at file scope since the last ; or }
     i = 0
     while i < len(toks):
@@ -121,15 +158,41 @@ def functions(path, text):
         fn = _function(path, decl, line, toks[j][1] if j < len(toks) else line)
         if fn:
             for k, (t, ln) in enumerate(body):
-                if (re.match(r"[A-Za-z_]\w*$", t) and t not in KEYWORDS
-                        and k + 1 < len(body) and body[k + 1][0] == "("
-                        and (k == 0 or body[k - 1][0] not in (".", "->"))):
+                if not _identifier(body, k):
+                    continue
+                if k + 1 < len(body) and body[k + 1][0] == "(":
                     fn.calls.append((t, ln))
+                else:
+                    fn.names.append((t, ln))
             funcs.append(fn)
+        else:
+            tab = _table(path, decl, line)
+            if tab:
+                tab.names = [(t, ln) for k, (t, ln) in enumerate(body)
+                             if _identifier(body, k)]
+                tabs.append(tab)
         decl = []
         i = j + 1
         # a declaration such as `struct x { ... } y;` ends at its `;`
-    return funcs
+    return funcs, tabs
+
+
+def _table(path, decl, open_line):
+    """The initialised variable of `... name[N] = {` or `... name = {`."""
+    toks = [t for t, _ in decl]
+    if len(toks) < 2 or toks[-1] != "=":
+        return None
+    k = len(toks) - 2
+    while k >= 0 and toks[k] == "]":        # the dimensions, last first
+        depth = 0
+        while k >= 0:
+            depth += {"]": 1, "[": -1}.get(toks[k], 0)
+            k -= 1
+            if depth == 0:
+                break
+    if k < 0 or not re.match(r"[A-Za-z_]\w*$", toks[k]):
+        return None
+    return Table(toks[k], path, decl[0][1])
 
 
 def _function(path, decl, open_line, end_line):
@@ -154,4 +217,5 @@ def _function(path, decl, open_line, end_line):
                 break
     if k == 0 or not re.match(r"[A-Za-z_]\w*$", decl[k - 1][0]):
         return None
-    return Function(decl[k - 1][0], path, decl[0][1], open_line, end_line)
+    return Function(decl[k - 1][0], path, decl[0][1], open_line, end_line,
+                    static=any(t == "static" for t, _ in decl[:k - 1]))

@@ -57,8 +57,8 @@ def test_no_circle_among_the_files(folder):
                  "reach each other)"]
         for x in comp:
             for y in comp:
-                for caller, callee, line in edges[x].get(y, []):
-                    lines.append(f"  {x}:{line}: {caller}() calls {callee}()"
+                for caller, callee, line, how in edges[x].get(y, []):
+                    lines.append(f"  {x}:{line}: {caller} {how} {callee}()"
                                  f" of {os.path.basename(y)}")
         msgs.append("\n".join(lines))
     assert not found, "\n".join(msgs)

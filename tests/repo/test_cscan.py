@@ -65,3 +65,36 @@ def test_a_circle_is_found(tmp_path):
     [(comp, path)] = callgraph.cycles(edges)
     assert [p.rsplit("/", 1)[1] for p in path] == ["a.c", "b.c", "c.c",
                                                    "a.c"]
+
+
+def test_a_table_or_a_callback_is_a_call(tmp_path):
+    """A data table naming another file's function, or a function handing
+    it on as a callback, is a way into that file: a circle through it is
+    found.  A local variable that shares a name with another file's static
+    function is not."""
+    d = tmp_path / "hw" / "ide" / "ncq-disk"
+    d.mkdir(parents=True)
+    (d / "log.c").write_text("static const Row rows[] = {\n"
+                             "    { 0x30, id_log },\n};\n")
+    (d / "id.c").write_text("void id_log(void)\n{\n}\n"
+                            "void identify(void)\n{\n"
+                            "    int secs = 0;\n    use(secs);\n}\n")
+    (d / "sim.c").write_text("static double secs(void)\n{\n"
+                             "    return 0;\n}\n")
+    folder = "hw/ide/ncq-disk"
+    edges = callgraph.file_graph(str(tmp_path), folder)
+    assert callgraph.cycles(edges) == []
+    assert edges[f"{folder}/log.c"][f"{folder}/id.c"] == [
+        ("rows[]", "id_log", 2, "names")]
+    assert f"{folder}/sim.c" not in edges[f"{folder}/id.c"]
+    (d / "id.c").write_text("void id_log(void)\n{\n}\n"
+                            "void identify(void)\n{\n"
+                            "    timer_new(log_done);\n}\n")
+    (d / "log.c").write_text("static const Row rows[] = {\n"
+                             "    { 0x30, id_log },\n};\n"
+                             "void log_done(void)\n{\n}\n")
+    edges = callgraph.file_graph(str(tmp_path), folder)
+    [(comp, path)] = callgraph.cycles(edges)
+    assert [p.rsplit("/", 1)[1] for p in path] == ["id.c", "log.c", "id.c"]
+    assert edges[f"{folder}/id.c"][f"{folder}/log.c"] == [
+        ("identify", "log_done", 6, "names")]

@@ -21,7 +21,7 @@
 #include "migration/vmstate.h"
 #include "qemu/timer.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* IDENTIFY DEVICE words */

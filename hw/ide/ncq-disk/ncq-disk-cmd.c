@@ -18,7 +18,7 @@
 #include "system/block-backend.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* Command codes the generic IDE core does not name */

@@ -12,7 +12,7 @@
 #include "qobject/qdict.h"
 #include "monitor/hmp.h"
 #include "monitor/monitor.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 static void hmp_print_ms(Monitor *mon, const char *name, int64_t ns)
 {

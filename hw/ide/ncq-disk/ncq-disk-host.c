@@ -20,7 +20,7 @@
 #include "system/block-backend.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 IDEState *ncq_disk_state(NcqDisk *d)
 {
@@ -148,7 +148,7 @@ void ncq_disk_host_io(NcqDiskReq *r)
     IDENCQCmd *cmd = r->cmd;
     BlockAIOCB *acb;
 
-    if (cmd->is_write) {
+    if (r->kind == NCQ_DISK_WRITE) {
         acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
                             BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
     } else {

@@ -4,11 +4,12 @@
  * table), and the SATA generation its link negotiates.
  *
  * QEMU's core fills in the generic words (ide_identify); this file puts
- * the model's in their place
- * (docs/device.md#identify-device-and-the-sata-link).  The
- * integrity word (255) is computed last, over every other word, and again
- * each time IDENTIFY is served: SET FEATURES and a resize change words of
- * the data the core keeps.
+ * the model's in their place (docs/device.md#identify-device-and-the-sata-link), then
+ * ncq-disk.c has every other part add its own.  The integrity word (255)
+ * is computed last, over every other word, and again each time IDENTIFY
+ * is served: SET FEATURES and a resize change words of the data the core
+ * keeps.  This file calls no part that serves a log: the log table calls
+ * it for page 30h.
  *
  * Copyright (c) 2026 ncq-disk developers
  *
@@ -20,7 +21,7 @@
 #include "qemu/bswap.h"
 #include "hw/ide/ide-dev.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /* IDENTIFY DEVICE words (ACS-3 7.12.7) */
 #define ID_BUFFER_SIZE          21      /* retired; hdparm's "buffer size" */
@@ -86,8 +87,11 @@ static void ncq_disk_identify_dma_modes(uint16_t *words)
     }
 }
 
-/* The drive's own words; NCQ ones only where AHCI sets up queues. */
-static void ncq_disk_identify_model(NcqDisk *d, uint16_t *words)
+/*
+ * The drive's own words; NCQ ones only where AHCI sets up queues.  True
+ * if it does (word 76 says NCQ).
+ */
+bool ncq_disk_identify_model(NcqDisk *d, uint16_t *words)
 {
     const NcqParams *p = ncq_disk_identify_params(d);
     uint16_t cap = lduw_le_p(&words[ID_SATA_CAP]);
@@ -122,13 +126,14 @@ static void ncq_disk_identify_model(NcqDisk *d, uint16_t *words)
         }
         ncq_disk_identify_dma_modes(words);
     }
+    return cap & ID_SATA_CAP_NCQ;
 }
 
 /*
  * Word 255: the signature, and a checksum that makes the 512 bytes sum
  * to zero (ACS-3 7.12.7.91).
  */
-static void ncq_disk_identify_checksum(uint16_t *words)
+void ncq_disk_identify_checksum(uint16_t *words)
 {
     uint8_t sum = ID_INTEGRITY_SIGNATURE;
     int i;
@@ -140,27 +145,6 @@ static void ncq_disk_identify_checksum(uint16_t *words)
     }
     stw_le_p(&words[ID_INTEGRITY],
              ((uint8_t)-sum << 8) | ID_INTEGRITY_SIGNATURE);
-}
-
-void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
-{
-    NcqDisk *d = NCQ_DISK(dev);
-
-    ncq_disk_identify_model(d, words);
-    /*
-     * Other parts of the drive add their words here, each in its own
-     * file, before the checksum.  Command Duration Limits ride on NCQ
-     * commands: only where AHCI sets up queues.
-     */
-    if (lduw_le_p(&words[ID_SATA_CAP]) & ID_SATA_CAP_NCQ) {
-        ncq_disk_cdl_identify(d, words);
-    }
-    ncq_disk_smart_identify(d, words);
-    ncq_disk_log_identify(d, words);
-    ncq_disk_pm_identify(words);
-    ncq_disk_sct_identify(d, words);
-    ncq_disk_zac_identify(d, words);
-    ncq_disk_identify_checksum(words);
 }
 
 void ncq_disk_identify_refresh(IDEState *s)

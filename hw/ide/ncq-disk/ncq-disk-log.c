@@ -24,7 +24,7 @@
 #include "qemu/bswap.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* Command codes (ACS-3 7.22, 7.23, 7.58, 7.59) */

@@ -25,7 +25,7 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "migration/vmstate.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /*
  * Both halves of an incoming state are in: the drive's (which tags it
@@ -47,7 +47,7 @@ static bool ncq_disk_mig_match(NcqDisk *d)
                          cmd ? "drive's" : "HBA's");
             ok = false;
         }
-        r->cmd = r->mig_active ? cmd : NULL;
+        ncq_disk_ncq_resume(r, r->mig_active ? cmd : NULL);
         d->mig.handed[i] = NULL;
     }
     d->mig.handed_all = false;

@@ -19,7 +19,7 @@
 #include "qemu/log.h"
 #include "migration/vmstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* The commands, current and retired codes */

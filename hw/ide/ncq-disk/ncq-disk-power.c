@@ -23,7 +23,7 @@
 #include "system/block-backend.h"
 #include "system/runstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 void ncq_disk_power_init(NcqDisk *d)
@@ -63,7 +63,7 @@ uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
     for (i = 0; i < NCQ_DISK_MAX_DEPTH; i++) {
         NcqDiskReq *r = &d->reqs[i];
 
-        if (r->cmd && r->cmd->is_write && !r->host_done &&
+        if (r->cmd && r->kind == NCQ_DISK_WRITE && !r->host_done &&
             r->cmd->lba < lba + n && lba < r->cmd->lba + r->cmd->sector_count) {
             ncq_disk_wait_host(r);
         }

@@ -9,7 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qapi/qapi-commands-ncq-disk.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 static void ncq_disk_not_built(Error **errp)
 {

@@ -13,7 +13,7 @@
 #include "qemu/timer.h"
 #include "system/block-backend.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 static int ncq_disk_collect(Object *obj, void *opaque)
 {

@@ -28,7 +28,7 @@
 #include "system/cpu-timers.h"
 #include "system/runstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /*
@@ -181,6 +181,38 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
     }
 }
 
+/* The queued command codes (ACS-4 13.6) */
+#define ATA_CMD_READ_FPDMA      0x60
+#define ATA_CMD_WRITE_FPDMA     0x61
+#define ATA_CMD_NCQ_NON_DATA    0x63
+#define ATA_CMD_RECV_FPDMA      0x65
+
+/*
+ * What a queued command is: the one decoder, asked once per command when
+ * the drive takes it (submit, or the HBA's hand-back after migration).
+ */
+static NcqDiskKind ncq_disk_ncq_kind(const IDENCQCmd *cmd)
+{
+    switch (cmd->command) {
+    case ATA_CMD_READ_FPDMA:
+        return NCQ_DISK_READ;
+    case ATA_CMD_WRITE_FPDMA:
+        return NCQ_DISK_WRITE;
+    case ATA_CMD_NCQ_NON_DATA:
+        return NCQ_DISK_NON_DATA;
+    case ATA_CMD_RECV_FPDMA:
+        return NCQ_DISK_RECEIVE;
+    default:
+        return NCQ_DISK_OTHER;
+    }
+}
+
+/* A read or write of the medium: the image's data moves */
+static bool ncq_disk_kind_media(NcqDiskKind kind)
+{
+    return kind == NCQ_DISK_READ || kind == NCQ_DISK_WRITE;
+}
+
 /* The queued commands the drive holds (tags in use). */
 static uint32_t ncq_disk_ncq_held(NcqDisk *d)
 {
@@ -197,7 +229,8 @@ static uint32_t ncq_disk_ncq_held(NcqDisk *d)
  * A queued command the drive refuses before timing it: true if it was
  * failed or dropped here.
  */
-static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
+static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
+                                NcqDiskKind kind)
 {
     if (d->power.off) {
         return true;            /* a dead drive answers nothing */
@@ -219,12 +252,12 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
         return true;
     }
-    if (ncq_disk_zac_ncq_other(cmd) && !d->prop.timing) {
+    if (!ncq_disk_kind_media(kind) && !d->prop.timing) {
         /* the queued ZAC forms go through the model (ncq-disk-zac.c) */
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ABRT_ERR);
         return true;
     }
-    if (!ncq_disk_zac_ncq_other(cmd) &&
+    if (ncq_disk_kind_media(kind) &&
         cmd->lba + cmd->sector_count > s->nb_sectors) {
         ncq_disk_ncq_fail(d, cmd, cmd->tag, ID_ERR);
         return true;
@@ -252,12 +285,12 @@ static bool ncq_disk_ncq_refuse(NcqDisk *d, IDEState *s, IDENCQCmd *cmd)
  * sectors whose old contents must be kept first: *undo_first, *undo_n.
  */
 static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
-                              int64_t now, uint64_t *undo_first,
-                              uint32_t *undo_n)
+                              NcqDiskKind kind, int64_t now,
+                              uint64_t *undo_first, uint32_t *undo_n)
 {
     NcqCmd mc = {
         .id = cmd->tag,
-        .op = cmd->is_write ? NCQ_OP_WRITE : NCQ_OP_READ,
+        .op = kind == NCQ_DISK_WRITE ? NCQ_OP_WRITE : NCQ_OP_READ,
         .lba = cmd->lba,
         .sectors = cmd->sector_count,
         .fua = cmd->fua,
@@ -267,9 +300,9 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
     };
     int ret;
 
-    if (ncq_disk_zac_ncq_other(cmd)) {
-        /* NCQ NON-DATA or RECEIVE FPDMA QUEUED: a ZAC command, or ABRT */
-        ret = ncq_disk_zac_ncq_decode(d, cmd, &mc);
+    if (!ncq_disk_kind_media(kind)) {
+        /* NCQ NON-DATA, SEND or RECEIVE: a ZAC command, or ABRT */
+        ret = ncq_disk_zac_ncq_decode(d, cmd, kind, &mc);
         if (ret < 0) {
             trace_ncq_disk_zac_queued(d, cmd->tag, cmd->command, 0, cmd->lba,
                                       cmd->aux, ret);
@@ -279,7 +312,7 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
         }
     }
     ncq_disk_sync_write_cache(d, s);
-    if (cmd->is_write && !ncq_disk_zac_ncq_other(cmd)) {
+    if (kind == NCQ_DISK_WRITE) {
         uint32_t gen = d->queue_gen;
 
         *undo_n = ncq_disk_undo_prepare(d, cmd->lba, cmd->sector_count, now,
@@ -291,7 +324,7 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
         }
     }
     ret = ncq_model_submit(d->model, &mc, now);
-    if (ncq_disk_zac_ncq_other(cmd)) {
+    if (!ncq_disk_kind_media(kind)) {
         trace_ncq_disk_zac_queued(d, cmd->tag, cmd->command, mc.zone_action,
                                   cmd->lba, cmd->aux, ret);
     }
@@ -312,25 +345,27 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     NcqDisk *d = NCQ_DISK(dev);
     IDEState *s = ncq_disk_state(d);
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    NcqDiskKind kind = ncq_disk_ncq_kind(cmd);
     NcqDiskReq *r;
     uint64_t undo_first = 0;
     uint32_t undo_n = 0;
 
     trace_ncq_disk_submit(d, cmd->tag, cmd->is_write, cmd->lba,
                           cmd->sector_count, cmd->fua, cmd->prio, now);
-    if (ncq_disk_ncq_refuse(d, s, cmd)) {
+    if (ncq_disk_ncq_refuse(d, s, cmd, kind)) {
         return;
     }
     ncq_disk_pm_media(d);
     if (d->prop.timing &&
-        !ncq_disk_ncq_time(d, s, cmd, now, &undo_first, &undo_n)) {
+        !ncq_disk_ncq_time(d, s, cmd, kind, now, &undo_first, &undo_n)) {
         return;
     }
     r = &d->reqs[cmd->tag];
     r->cmd = cmd;
+    r->kind = kind;
     r->host_done = false;
     r->host_ret = 0;
-    if (ncq_disk_zac_ncq_other(cmd)) {
+    if (!ncq_disk_kind_media(kind)) {
         r->host_done = true;    /* no data from or to the image */
     } else if (undo_n) {
         ncq_disk_undo_read(r, undo_first, undo_n);
@@ -340,6 +375,17 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
     if (d->prop.timing) {
         ncq_disk_arm_timer(d);
     }
+}
+
+/*
+ * The HBA hands back a command the drive held when the state was saved
+ * (ncq-disk-migrate.c): the other side decided its kind; it is decided
+ * again here, the drive never having seen its submission.
+ */
+void ncq_disk_ncq_resume(NcqDiskReq *r, IDENCQCmd *cmd)
+{
+    r->cmd = cmd;
+    r->kind = cmd ? ncq_disk_ncq_kind(cmd) : NCQ_DISK_READ;
 }
 
 /*
@@ -390,13 +436,15 @@ static uint8_t ncq_disk_fault_error(int fault)
  * there as the drive's media gives it.  The command ends with good
  * status: the drive does not know.
  */
-static void ncq_disk_corrupt_read(IDENCQCmd *cmd, const NcqCompletion *c)
+static void ncq_disk_corrupt_read(NcqDiskReq *r, const NcqCompletion *c)
 {
+    IDENCQCmd *cmd = r->cmd;
     dma_addr_t len = MIN((dma_addr_t)cmd->sector_count * BDRV_SECTOR_SIZE,
                          cmd->sg->size);
     g_autofree uint8_t *buf = NULL;
 
-    if (cmd->is_write || len < (dma_addr_t)c->sectors * BDRV_SECTOR_SIZE) {
+    if (r->kind != NCQ_DISK_READ ||
+        len < (dma_addr_t)c->sectors * BDRV_SECTOR_SIZE) {
         return;
     }
     buf = g_malloc(len);
@@ -517,10 +565,10 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         ncq_disk_ncq_abort(d, r, c->id, ABRT_ERR, c->lba, sense);
         return NCQ_DISK_NEXT;
     }
-    if (ncq_disk_zac_ncq_other(r->cmd)) {
-        ncq_disk_zac_ncq_complete(d, r->cmd);
+    if (!ncq_disk_kind_media(r->kind)) {
+        ncq_disk_zac_ncq_complete(d, r->cmd, r->kind);
     } else if (c->fault == NCQ_FAULT_CORRUPT && r->host_ret == 0) {
-        ncq_disk_corrupt_read(r->cmd, c);
+        ncq_disk_corrupt_read(r, c);
     }
     ncq_disk_finish(r, r->host_ret);
     return NCQ_DISK_NEXT;

@@ -21,7 +21,7 @@
 #include "qemu/timer.h"
 #include "migration/vmstate.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 #define LOG_SCT_STATUS              0xe0
 #define LOG_SCT_DATA                0xe1

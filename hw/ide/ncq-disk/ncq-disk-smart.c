@@ -20,7 +20,7 @@
 #include "qapi/error.h"
 #include "system/system.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /* SMART subcommands (Features register), ACS-3 7.48 */
 #define SMART_READ_DATA             0xd0

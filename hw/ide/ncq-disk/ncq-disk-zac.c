@@ -23,7 +23,7 @@
 #include "qemu/timer.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* ACS-4 table 206: the signature of a host-managed zoned device */
@@ -77,8 +77,6 @@
  * the action (00h REPORT ZONES) in AUXILIARY 7:0 and the reporting
  * options in AUXILIARY 15:8.
  */
-#define ATA_CMD_NCQ_NON_DATA    0x63
-#define ATA_CMD_RECV_FPDMA      0x65
 #define NCQ_ND_SUBCMD(feature)  ((feature) & 0x0f)
 #define NCQ_ND_ZAC_MGMT_OUT     0x07
 #define RECV_SUBCMD(count)      (((count) >> 8) & 0x1f)
@@ -422,7 +420,8 @@ void ncq_disk_zac_ncq_sr_log(NcqDisk *d, uint16_t page, uint8_t *buf,
  * model refuses (a reserved reporting option, a locator beyond the
  * capacity: ABRT with its sense in log 10h).
  */
-int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
+int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd,
+                            NcqDiskKind kind, NcqCmd *mc)
 {
     uint8_t action = cmd->aux & 0xff;
     uint8_t hdr[NCQ_ZONE_DESC_BYTES];
@@ -437,7 +436,7 @@ int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
     if (!ncq_disk_zoned(d)) {
         return NCQ_ERR_INVAL;
     }
-    if (cmd->command == ATA_CMD_NCQ_NON_DATA &&
+    if (kind == NCQ_DISK_NON_DATA &&
         NCQ_ND_SUBCMD(cmd->feature) == NCQ_ND_ZAC_MGMT_OUT) {
         switch (action) {
         case NCQ_ZONE_CLOSE:
@@ -451,7 +450,7 @@ int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
             return NCQ_ERR_INVAL;
         }
     }
-    if (cmd->command == ATA_CMD_RECV_FPDMA &&
+    if (kind == NCQ_DISK_RECEIVE &&
         RECV_SUBCMD(cmd->count) == RECV_ZAC_MGMT_IN &&
         action == ZAC_IN_REPORT_ZONES) {
         mc->zone_action = NCQ_ZONE_REPORT;
@@ -469,17 +468,17 @@ int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc)
  * long, AHCI checked).  A zone action was applied when it was accepted;
  * a RESET or FINISH goes to the zone-state file now.
  */
-void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd)
+void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd, NcqDiskKind kind)
 {
     uint32_t bytes = cmd->sector_count * BDRV_SECTOR_SIZE;
     g_autofree uint8_t *buf = NULL;
     int rc;
 
-    if (cmd->command == ATA_CMD_NCQ_NON_DATA) {
+    if (kind == NCQ_DISK_NON_DATA) {
         ncq_disk_zstate_action(d, cmd->aux & 0xff);
         return;
     }
-    if (cmd->command != ATA_CMD_RECV_FPDMA) {
+    if (kind != NCQ_DISK_RECEIVE) {
         return;
     }
     buf = g_malloc(bytes);
@@ -491,11 +490,4 @@ void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd)
         /* dma_buf_read: from the buffer to guest memory */
         dma_buf_read(buf, bytes, NULL, cmd->sg, MEMTXATTRS_UNSPECIFIED);
     }
-}
-
-/* A queued command that is no read or write of the medium: no host I/O */
-bool ncq_disk_zac_ncq_other(const IDENCQCmd *cmd)
-{
-    return cmd->command == ATA_CMD_NCQ_NON_DATA ||
-           cmd->command == ATA_CMD_RECV_FPDMA;
 }

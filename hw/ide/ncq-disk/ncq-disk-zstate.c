@@ -36,7 +36,7 @@
 #include "qemu/timer.h"
 #include "system/runstate.h"
 #include "system/system.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 #include "trace.h"
 
 /* ZAC MANAGEMENT OUT actions whose effect the drive keeps at once */

@@ -22,7 +22,7 @@
 #include "hw/qdev-properties.h"
 #include "system/block-backend.h"
 #include "../ide-internal.h"
-#include "hw/ide/ncq-disk.h"
+#include "ncq-disk.h"
 
 /* IDENTIFY's serial number and firmware revision fields, in characters */
 #define ID_SERIAL_LEN           20
@@ -636,6 +636,28 @@ static void ncq_disk_reset(DeviceState *dev)
     }
     ncq_disk_smart_reset(d);
     ncq_disk_pm_power_on(d);
+}
+
+/*
+ * IDENTIFY DEVICE data (IDEDeviceClass.identify): the model's words, then
+ * each part's, then word 255 over them all.  Here, above the parts, as
+ * the resets are: ncq-disk-identify.c calls no part that serves a log,
+ * and the log table calls it (log 30h).  Command Duration Limits ride on
+ * NCQ commands: only where AHCI sets up queues.
+ */
+static void ncq_disk_identify(IDEDevice *dev, uint16_t *words)
+{
+    NcqDisk *d = NCQ_DISK(dev);
+
+    if (ncq_disk_identify_model(d, words)) {
+        ncq_disk_cdl_identify(d, words);
+    }
+    ncq_disk_smart_identify(d, words);
+    ncq_disk_log_identify(d, words);
+    ncq_disk_pm_identify(words);
+    ncq_disk_sct_identify(d, words);
+    ncq_disk_zac_identify(d, words);
+    ncq_disk_identify_checksum(words);
 }
 
 static void ncq_disk_class_init(ObjectClass *klass, void *data)

@@ -27,10 +27,25 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
 #define NCQ_DISK_CDL_STATS      4       /* CDL statistic selectors 1h-4h */
 
+/*
+ * What a queued command is, by its command code (ACS-4 13.6): decided
+ * once, when the drive takes the command (ncq_disk_ncq_kind() in
+ * ncq-disk-queue.c), and carried in its slot for the timing, the
+ * completion and the power-loss undo.
+ */
+typedef enum NcqDiskKind {
+    NCQ_DISK_READ,          /* READ FPDMA QUEUED (60h): the medium */
+    NCQ_DISK_WRITE,         /* WRITE FPDMA QUEUED (61h): the medium */
+    NCQ_DISK_NON_DATA,      /* NCQ NON-DATA (63h): ZAC MANAGEMENT OUT */
+    NCQ_DISK_RECEIVE,       /* RECEIVE FPDMA QUEUED (65h): ZAC MGMT IN */
+    NCQ_DISK_OTHER,         /* SEND FPDMA QUEUED (64h): none implemented */
+} NcqDiskKind;
+
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
     NcqDisk *disk;
     IDENCQCmd *cmd;         /* NULL: tag free */
+    NcqDiskKind kind;       /* what cmd is */
     BlockAIOCB *aiocb;      /* host I/O in flight */
     bool host_done;
     int host_ret;
@@ -278,6 +293,8 @@ void ncq_disk_host_io(NcqDiskReq *r);
 void ncq_disk_queue_init(NcqDisk *d);
 void ncq_disk_queue_cleanup(NcqDisk *d);
 void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd);
+/* a command the HBA hands back after migration takes its slot again */
+void ncq_disk_ncq_resume(NcqDiskReq *r, IDENCQCmd *cmd);
 void ncq_disk_ncq_error(IDEDevice *dev, uint8_t tag);
 void ncq_disk_nonqueued_error(NcqDisk *d);
 void ncq_disk_arm_timer(NcqDisk *d);
@@ -328,8 +345,9 @@ bool ncq_disk_ncq_restore(IDEDevice *dev, IDENCQCmd *cmd);
 void ncq_disk_set_text(const char *id, const char *key, const char *value,
                        Error **errp);
 
-/* ncq-disk-identify.c */
-void ncq_disk_identify(IDEDevice *dev, uint16_t *words);
+/* ncq-disk-identify.c: the model's words; true if AHCI sets up queues */
+bool ncq_disk_identify_model(NcqDisk *d, uint16_t *words);
+void ncq_disk_identify_checksum(uint16_t *words);
 /* before IDENTIFY is served: word 255 again, after SET FEATURES' changes */
 void ncq_disk_identify_refresh(IDEState *s);
 uint8_t ncq_disk_sata_gen(IDEDevice *dev);
@@ -481,9 +499,9 @@ void ncq_disk_zac_ncq_sense(NcqDisk *d, int err);
 bool ncq_disk_zac_decode(NcqDisk *d, IDEState *s, uint8_t cmd, NcqCmd *mc);
 bool ncq_disk_zac_run(NcqDisk *d, IDEState *s, uint8_t cmd, bool applied);
 /* The queued forms: NCQ NON-DATA 63h/07h, RECEIVE FPDMA QUEUED 65h/02h */
-int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd, NcqCmd *mc);
-void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd);
-bool ncq_disk_zac_ncq_other(const IDENCQCmd *cmd);
+int ncq_disk_zac_ncq_decode(NcqDisk *d, const IDENCQCmd *cmd,
+                            NcqDiskKind kind, NcqCmd *mc);
+void ncq_disk_zac_ncq_complete(NcqDisk *d, IDENCQCmd *cmd, NcqDiskKind kind);
 uint16_t ncq_disk_zac_ncq_log_pages(NcqDisk *d);
 NcqDiskLogRead ncq_disk_zac_ncq_nd_log;         /* 12h */
 NcqDiskLogRead ncq_disk_zac_ncq_sr_log;         /* 13h */
