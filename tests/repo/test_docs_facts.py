@@ -112,11 +112,18 @@ def hmp_keys():
     return re.findall(r'\{ "([\w-]+)"', table.group(1))
 
 
+def setting_names():
+    """The settings' names, NCQ_SETTINGS of ncq-params.h in its order."""
+    src = read("include/hw/ide/ncq-params.h")
+    body = src[src.index("#define NCQ_SETTINGS(S)"):]
+    return re.findall(r'S\(\w+, "([\w-]+)"', body)
+
+
 def test_hmp_help_lists_every_key():
     """The help `help ncq_disk_set` prints (hmp-commands.hx, in the patch
-    series) names the keys ncq_disk_set_text() takes, in its table's
-    order."""
-    keys = hmp_keys()
+    series) names the keys ncq_disk_set_text() takes: every setting, then
+    the keys of its own table, in their order."""
+    keys = setting_names() + hmp_keys()
     patch = next((ROOT / "patches/qemu").glob("*/*add-the-ncq-disk-device*"))
     text = read(os.path.relpath(patch, ROOT))
     m = re.search(r'\.name\s+= "ncq_disk_set",.*?\.help\s+= (.*?),\n'
@@ -301,8 +308,11 @@ def test_ncq_sim_md_describes_every_option(ncq_sim_dir):
                              r.stdout + r.stderr)) - {"--help"}
     assert len(options) > 20, f"ncq-sim --help read as {sorted(options)}"
     doc = read("docs/ncq-sim.md")
+    # a setting's --NAME is its row of the settings table (`NAME`)
+    settings = {"--" + n for n in setting_names()}
     missing = sorted(o for o in options
-                     if not re.search(re.escape(o) + r"(?![\w-])", doc))
+                     if not re.search(re.escape(o) + r"(?![\w-])", doc) and
+                     not (o in settings and f"| `{o[2:]}` |" in doc))
     assert not missing, f"docs/ncq-sim.md does not describe {missing}"
 
 

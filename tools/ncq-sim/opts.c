@@ -201,6 +201,7 @@ static void usage(void)
 "  --list-models         print built-in model names\n"
 "  --list-params         the parameter table as docs/model.md's markdown\n"
 "                        (with --json: as JSON)\n"
+"  --list-settings       the run-time settings as the docs' markdown table\n"
 "  --dump-model          the model's parameters as parsed, JSON in the\n"
 "                        file's units, with its zones laid out\n"
 "  --seed N              model and workload seed (default 1)\n");
@@ -270,6 +271,12 @@ static void opt_list_models(Opts *o, const char *arg)
 static void opt_list_params(Opts *o, const char *arg)
 {
     o->list_params = true;
+}
+
+static void opt_list_settings(Opts *o, const char *arg)
+{
+    ncq_settings_list(stdout);
+    exit(0);
 }
 
 static void opt_dump_model(Opts *o, const char *arg)
@@ -509,6 +516,7 @@ static const struct {
     { "model-file", true, opt_model_file },
     { "list-models", false, opt_list_models },
     { "list-params", false, opt_list_params },
+    { "list-settings", false, opt_list_settings },
     { "dump-model", false, opt_dump_model },
     { "seed", true, opt_seed },
     { "clients", true, opt_clients },

@@ -296,3 +296,32 @@ void ncq_settings_from_params(NcqSettings *s, const NcqParams *p)
                ncq_setting_lines[i].len);
     }
 }
+
+/*
+ * The settings as the docs' table (ncq-sim --list-settings): the name
+ * every surface takes, the model file's key, the range, the old
+ * spellings still taken, the row's doc line.
+ */
+void ncq_settings_list(FILE *f)
+{
+    char range[160];
+    int i;
+
+    fprintf(f, "| setting | model file key | range | also taken as | "
+            "what |\n|---|---|---|---|---|\n");
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+        const char *a = d->aliases;
+
+        ncq_setting_range(i, range, sizeof(range));
+        fprintf(f, "| `%s` | `%s` | %s | ", d->name, d->key, range);
+        while (*a) {
+            size_t len = strcspn(a, " ");
+
+            fprintf(f, "%s`%.*s`", a == d->aliases ? "" : ", ", (int)len,
+                    a);
+            a += len + strspn(a + len, " ");
+        }
+        fprintf(f, " | %s |\n", d->doc);
+    }
+}

@@ -275,6 +275,8 @@ void ncq_setting_range(int i, char *buf, size_t len);
 /* The stored value as a number (a time in ns, an enum's index) */
 uint64_t ncq_setting_get(int i, const NcqSettings *s);
 void ncq_setting_put(int i, NcqSettings *s, uint64_t v);
+/* The settings as the docs' markdown table (ncq-sim --list-settings) */
+void ncq_settings_list(FILE *f);
 
 /* An entry of the drive's queue, for a QMP query. */
 typedef struct NcqQueueEntry {
