@@ -31,7 +31,8 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_clustering, uint32_t clustering,
                       bool has_queue_depth, uint32_t queue_depth,
                       bool has_reset_stats, bool reset_stats,
-                      NcqDiskSettingList *settings, Error **errp)
+                      bool has_settings, NcqDiskSettingList *settings,
+                      Error **errp)
 {
     ncq_disk_not_built(errp);
 }

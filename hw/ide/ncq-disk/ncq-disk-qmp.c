@@ -331,7 +331,8 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_clustering, uint32_t clustering,
                       bool has_queue_depth, uint32_t queue_depth,
                       bool has_reset_stats, bool reset_stats,
-                      NcqDiskSettingList *settings, Error **errp)
+                      bool has_settings, NcqDiskSettingList *settings,
+                      Error **errp)
 {
     NcqDisk *d = ncq_disk_find(id, errp);
     NcqSettings st;
@@ -601,8 +602,8 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
         NcqDiskSettingList list = { .value = &one };
 
         qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
-                         false, false, 0, false, 0, false, false, &list,
-                         errp);
+                         false, false, 0, false, 0, false, false, true,
+                         &list, errp);
         return;
     }
     if (k == NCQ_KEY__MAX) {
@@ -631,5 +632,5 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
         return;
     }
     qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false, false,
-                     false, 0, true, v, false, false, NULL, errp);
+                     false, 0, true, v, false, false, false, NULL, errp);
 }

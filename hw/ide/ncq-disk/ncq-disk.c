@@ -271,6 +271,7 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
 {
     ERRP_GUARD();
     IDEDevice *dev = &d->dev;
+    NcqSettings st;
 
     if (d->prop.trace_path) {
         d->trace = fopen(d->prop.trace_path, "w");
@@ -391,6 +392,16 @@ static void ncq_disk_unrealize(IDEDevice *dev)
     ncq_disk_release(d);
 }
 
+static void ncq_disk_instance_finalize_settings(NcqDisk *d)
+{
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        g_free(d->prop.setting[i]);
+        d->prop.setting[i] = NULL;
+    }
+}
+
 /*
  * The model string realize gave the IDE core (dev->model is no property of
  * ncq-disk, so qdev does not free it): a drive unplugged and plugged again
@@ -405,15 +416,6 @@ static void ncq_disk_instance_finalize(Object *obj)
     ncq_disk_instance_finalize_settings(NCQ_DISK(obj));
 }
 
-static void ncq_disk_instance_finalize_settings(NcqDisk *d)
-{
-    int i;
-
-    for (i = 0; i < NCQ_SETTING__MAX; i++) {
-        g_free(d->prop.setting[i]);
-        d->prop.setting[i] = NULL;
-    }
-}
 
 static const Property ncq_disk_properties[] = {
     DEFINE_BLOCK_PROPERTIES(NcqDisk, dev.conf),
