@@ -62,7 +62,7 @@ const NcqSettingDesc *ncq_setting(int i)
     desc[i] = (NcqSettingDesc) {
         .aliases = l->aliases, .field = l->field, .key = k->key,
         .unit = k->unit, .doc = k->doc, .min = k->min,
-        .size = (unsigned)l->len,
+        .size = (unsigned)l->len, .since = k->fp,
         /* the stored value's own limit, for a row without a bound */
         .max = l->len == 4 && k->max > UINT32_MAX ? UINT32_MAX :
                l->len == 8 && k->max > INT64_MAX ? INT64_MAX : k->max,

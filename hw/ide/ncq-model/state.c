@@ -256,7 +256,9 @@ static void ncq_vis_clock(NcqVis *v, NcqModel *m)
 /*
  * The settings, one visit per NCQ_SETTINGS line in its order, named by
  * its field and bounded by its row's maximum: the bytes and format hash
- * of v1..v9, which listed the same eight by hand.
+ * of v1..v9, which listed the same eight by hand.  A setting is saved
+ * from its row's fingerprint version on (a new one's row has the next
+ * version, as a new parameter's); an older stream keeps the model's.
  */
 static void ncq_vis_settings(NcqVis *v, NcqSettings *s)
 {
@@ -270,6 +272,9 @@ static void ncq_vis_settings(NcqVis *v, NcqSettings *s)
         int64_t t = (int64_t)x;
         bool b = x != 0;
 
+        if (v->version < d->since) {
+            continue;
+        }
         switch (d->size) {
         case 1:
             ncq_vis_bool(v, d->field, &b);
