@@ -96,7 +96,10 @@ with tempfile.TemporaryDirectory() as d:
     helptext = run('--help').stdout
     section = helptext.split('settings (')[1].split('workload')[0]
     names = re.findall(r'^  --([a-z-]+) V', section, re.M)
-    check(len(names) == 8, 'settings in --help: %s' % names)
+    listed = re.findall(r'^\| `([a-z-]+)` \|', run('--list-settings').stdout,
+                        re.M)
+    check(names == listed and len(names) > 0,
+          'settings in --help %s, in --list-settings %s' % (names, listed))
     for name, hi, unit in re.findall(
             r'^  --([a-z-]+) V.*\n +0\.\.([0-9.]+)( ms)?$', section, re.M):
         if '.' in hi:
