@@ -119,21 +119,21 @@ static void test_names(void)
         CHECK_EQ(ncq_setting_find(ncq_setting(i)->name), i);
     }
     CHECK_EQ(ncq_setting_find("timeout"),
-             NCQ_SETTING_starvation_timeout_ns);
+             NCQ_SETTING_ID(starvation_timeout_ns));
     CHECK_EQ(ncq_setting_find("starvation-timeout-ns"),
-             NCQ_SETTING_starvation_timeout_ns);
+             NCQ_SETTING_ID(starvation_timeout_ns));
     CHECK_EQ(ncq_setting_find("prio-timeout-ns"),
-             NCQ_SETTING_prio_timeout_ns);
+             NCQ_SETTING_ID(prio_timeout_ns));
     CHECK_EQ(ncq_setting_find("time"), -1);
     CHECK_EQ(ncq_setting_find("prio"), -1);
-    CHECK_EQ(ncq_setting_parse(NCQ_SETTING_prio_timeout_ns,
+    CHECK_EQ(ncq_setting_parse(NCQ_SETTING_ID(prio_timeout_ns),
                                "prio-timeout-ns", "2500000", &s, err,
                                sizeof(err)), 0);
     CHECK_EQ(s.prio_timeout_ns, 2500000);
-    CHECK_EQ(ncq_setting_parse(NCQ_SETTING_prio_timeout_ns, "prio-timeout",
+    CHECK_EQ(ncq_setting_parse(NCQ_SETTING_ID(prio_timeout_ns), "prio-timeout",
                                "2500", &s, err, sizeof(err)), 0);
     CHECK_EQ(s.prio_timeout_ns, 2500000000LL);
-    CHECK(ncq_setting_parse(NCQ_SETTING_policy, "policy", "lifo", &s, err,
+    CHECK(ncq_setting_parse(NCQ_SETTING_ID(policy), "policy", "lifo", &s, err,
                             sizeof(err)) < 0 && strstr(err, "sptf"),
           "an unknown policy: '%s'", err);
 }

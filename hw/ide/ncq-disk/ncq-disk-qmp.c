@@ -342,7 +342,7 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
         return;
     }
     ncq_model_get_settings(d->model, &st);
-    if (policy && ncq_setting_parse(NCQ_SETTING_policy, "policy", policy,
+    if (policy && ncq_setting_parse(NCQ_SETTING_ID(policy), "policy", policy,
                                     &st, err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return;

@@ -96,7 +96,7 @@ static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
     /* QEMU's own write-cache property: auto leaves the model's */
     if (d->dev.conf.wce != ON_OFF_AUTO_AUTO) {
         o->st.write_cache = d->dev.conf.wce == ON_OFF_AUTO_ON;
-        o->given[NCQ_SETTING_write_cache] = true;
+        o->given[NCQ_SETTING_ID(write_cache)] = true;
     }
     /* Both would leave one silently ignored; a typo'd command line. */
     if (p->model_file && p->model_name) {

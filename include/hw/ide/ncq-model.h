@@ -231,7 +231,7 @@ typedef struct NcqStats {
 /*
  * The run-time settings (the device's properties, QMP and HMP, ncq-sim's
  * options): generated from ncq-params.h's NCQ_SETTINGS, each field of
- * its NcqParams row's type.  NCQ_SETTING_<field> numbers them.
+ * its NcqParams row's type.  NCQ_SETTING_ID(field) numbers them.
  */
 #define NCQ_SETTING_FIELD(field, name, aliases) \
     __typeof__(((NcqParams *)0)->field) field;
@@ -239,11 +239,13 @@ typedef struct NcqSettings {
     NCQ_SETTINGS(NCQ_SETTING_FIELD)
 } NcqSettings;
 
-#define NCQ_SETTING_ID(field, name, aliases) NCQ_SETTING_##field,
-typedef enum NcqSettingId {
-    NCQ_SETTINGS(NCQ_SETTING_ID)
-    NCQ_SETTING__MAX
-} NcqSettingId;
+/* A byte per setting: their count, and each one's index by its field */
+#define NCQ_SETTING_BYTE(field, name, aliases) char field;
+typedef struct NcqSettingIndex {
+    NCQ_SETTINGS(NCQ_SETTING_BYTE)
+} NcqSettingIndex;
+#define NCQ_SETTING__MAX ((int)sizeof(NcqSettingIndex))
+#define NCQ_SETTING_ID(field) ((int)offsetof(NcqSettingIndex, field))
 
 /* A setting's description, from its line and its parameter row */
 typedef struct NcqSettingDesc {
