@@ -74,8 +74,9 @@ echo "probe-rc $?"
 def _run(model, minutes, tmp):
     orig = layout.load(MODELS / f"{model}.ncqm")
     trace = tmp / "trace.csv"
-    # the device's write cache is a block property (default on); give it
-    # the model file's state, which the fit must read back from IDENTIFY
+    # the model file's write cache state, which the fit must read back
+    # from IDENTIFY (the device's default since write-cache=auto means
+    # the model's; given explicitly all the same)
     wc = _key((MODELS / f"{model}.ncqm").read_text(), "write_cache")
     g = Guest(tmp / "guest", device=f"ncq-disk,model={model},"
               f"trace={trace},write-cache={wc}",

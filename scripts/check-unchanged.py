@@ -170,7 +170,10 @@ def sim_policies(sim):
     """The policy names @sim's --help lists ("a, b or c" or "a, b, c")."""
     out = subprocess.run([str(sim), "--help"], capture_output=True,
                          text=True).stdout
-    m = re.search(r"^\s*--policy P\s+(.*)$", out, re.M)
+    # "--policy P  names", or the settings' "--policy V  doc" and under
+    # it the range (the policies' names)
+    m = re.search(r"^\s*--policy P\s+(.*)$", out, re.M) or \
+        re.search(r"^\s*--policy V\s.*\n\s+(.*)$", out, re.M)
     if not m:
         raise Failure(f"{sim} --help lists no --policy line")
     return re.split(r",\s*|\s+or\s+", m.group(1).strip())
@@ -308,6 +311,18 @@ class Tally:
             print(f"{name}: DIFFERS, {diff}", flush=True)
 
 
+def sim_args(sim, args):
+    """@args as @sim takes them: since --honour-prio is its own option,
+    --prio-timeout alone no longer turns priority on, so a build that
+    has the option gets it beside --prio-timeout, the older builds'
+    meaning."""
+    out = subprocess.run([str(sim), "--help"], capture_output=True,
+                         text=True).stdout
+    if "--prio-timeout" in args and "--honour-prio" in out:
+        return args + ["--honour-prio", "on"]
+    return args
+
+
 def compare_sim(base, head, tally):
     sims = {s.label: s.ncq_sim() for s in (base, head)}
     model_file = base.src / "hw/ide/ncq-model/models/fujitsu-max3036rc.ncqm"
@@ -317,8 +332,9 @@ def compare_sim(base, head, tally):
     policies = common_policies([sims[base.label], sims[head.label]])
     for idx, (name, args, trace) in enumerate(sim_runs(model_file,
                                                        policies)):
-        blobs = [sim_blob(sims[s.label], args, trace,
-                          s.dir / "sim-out", idx) for s in (base, head)]
+        blobs = [sim_blob(sims[s.label], sim_args(sims[s.label], args),
+                          trace, s.dir / "sim-out", idx)
+                 for s in (base, head)]
         tally.item(f"ncq-sim {name} ({' '.join(args)})".replace(
             str(ROOT) + "/", "").replace(str(base.src) + "/", ""),
             first_difference(*blobs))

@@ -112,10 +112,18 @@ def hmp_keys():
     return re.findall(r'\{ "([\w-]+)"', table.group(1))
 
 
+def setting_names():
+    """The settings' names, NCQ_SETTINGS of ncq-params.h in its order."""
+    src = read("include/hw/ide/ncq-params.h")
+    body = src[src.index("#define NCQ_SETTINGS(S)"):]
+    return re.findall(r'S\(\w+, "([\w-]+)"', body)
+
+
 def test_hmp_help_lists_every_key():
     """The help `help ncq_disk_set` prints (hmp-commands.hx, in the patch
-    series) names the keys ncq_disk_set_text() takes, in its table's
-    order."""
+    series) sends the user to the settings table for the settings (their
+    names come from the library's table, so a new one needs no patch)
+    and names the keys of ncq_disk_set_text()'s own table in order."""
     keys = hmp_keys()
     patch = next((ROOT / "patches/qemu").glob("*/*add-the-ncq-disk-device*"))
     text = read(os.path.relpath(patch, ROOT))
@@ -123,8 +131,9 @@ def test_hmp_help_lists_every_key():
                   r'\+\s+\.cmd', text, re.S)
     assert m, f"{patch.name}: no ncq_disk_set help in hmp-commands.hx"
     help_text = "".join(re.findall(r'"([^"]*)"', m.group(1)))
+    assert "settings table" in help_text, help_text
     said = re.findall(r"[a-z]+(?:-[a-z]+)+|[a-z]+",
-                      help_text.split(":", 1)[1])
+                      help_text.split(" by its name, or ", 1)[1])
     said = [w for w in said if w not in ("or", "and")]
     assert said == keys, (f"{patch.name}: ncq_disk_set's help names {said}; "
                           f"ncq_disk_keys[] has {keys}")
@@ -300,8 +309,11 @@ def test_ncq_sim_md_describes_every_option(ncq_sim_dir):
                              r.stdout + r.stderr)) - {"--help"}
     assert len(options) > 20, f"ncq-sim --help read as {sorted(options)}"
     doc = read("docs/ncq-sim.md")
+    # a setting's --NAME is its row of the settings table (`NAME`)
+    settings = {"--" + n for n in setting_names()}
     missing = sorted(o for o in options
-                     if not re.search(re.escape(o) + r"(?![\w-])", doc))
+                     if not re.search(re.escape(o) + r"(?![\w-])", doc) and
+                     not (o in settings and f"| `{o[2:]}` |" in doc))
     assert not missing, f"docs/ncq-sim.md does not describe {missing}"
 
 

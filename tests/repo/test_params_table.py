@@ -31,6 +31,26 @@ def test_model_md_key_table_is_the_table(ncq_sim_dir):
         "`_build/model/tools/ncq-sim/ncq-sim --list-params`")
 
 
+SBEGIN = "<!-- begin: ncq-sim --list-settings -->\n"
+SEND = "<!-- end: ncq-sim --list-settings -->"
+
+
+def test_docs_settings_tables_are_the_table(ncq_sim_dir):
+    """The settings tables of the device's and ncq-sim's docs are the
+    library's (NCQ_SETTINGS in ncq-params.h): each setting's one name,
+    its key, its bounds and its old spellings, printed by ncq-sim."""
+    want = _sim(ncq_sim_dir, "--list-settings")
+    for doc in ("docs/device.md", "docs/ncq-sim.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        assert SBEGIN in text and SEND in text, \
+            f"{doc} lost its markers {SBEGIN.strip()} ... {SEND}"
+        have = text[text.index(SBEGIN) + len(SBEGIN):text.index(SEND)]
+        assert have == want, (
+            f"{doc}'s settings table differs from the settings; replace "
+            "what is between its markers with the output of "
+            "`_build/model/tools/ncq-sim/ncq-sim --list-settings`")
+
+
 def test_ncqparams_is_generated_only():
     """A field written into NcqParams by hand, outside the table, would
     have no row (test-param-table catches one that shifts the layout; this

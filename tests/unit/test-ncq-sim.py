@@ -5,6 +5,7 @@
 # Usage: test-ncq-sim.py PATH/TO/ncq-sim
 # SPDX-License-Identifier: GPL-2.0-or-later
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,36 @@ with tempfile.TemporaryDirectory() as d:
             '1:80%:100%:prio', '--depth', '21', '--prio-timeout', '50',
             '--policy', 'aged-sptf', '--aging-weight', '0.5', '--quiet')
     check(p.returncode == 0, 'client groups: ' + p.stderr)
+
+    # --prio-timeout is only the time-out: priority is --honour-prio's
+    prio = ['--count', '300', '--group', '20:0:20%', '--group',
+            '1:80%:100%:prio', '--depth', '21', '--quiet']
+    unprio = run(*prio).stdout
+    check(run(*prio, '--prio-timeout', '1').stdout == unprio,
+          '--prio-timeout alone changed the run: it turned priority on')
+    check(run(*prio, '--honour-prio', 'on', '--prio-timeout', '1').stdout
+          != plain, '--honour-prio on changed nothing')
+
+    # every setting of the library's table is an option, its bounds the
+    # table's: the upper bound taken, one step past refused
+    helptext = run('--help').stdout
+    section = helptext.split('settings (')[1].split('workload')[0]
+    names = re.findall(r'^  --([a-z-]+) V', section, re.M)
+    listed = re.findall(r'^\| `([a-z-]+)` \|', run('--list-settings').stdout,
+                        re.M)
+    check(names == listed and len(names) > 0,
+          'settings in --help %s, in --list-settings %s' % (names, listed))
+    for name, hi, unit in re.findall(
+            r'^  --([a-z-]+) V.*\n +0\.\.([0-9.]+)( ms)?$', section, re.M):
+        if '.' in hi:
+            continue
+        step = '.001' if unit else ''
+        p = run('--' + name, hi, '--count', '50', '--quiet')
+        check(p.returncode == 0, '--%s %s: %s' % (name, hi, p.stderr))
+        p = run('--' + name, hi + step if step else str(int(hi) + 1),
+                ok=False)
+        check(p.returncode != 0 and 'out of range' in p.stderr,
+              '--%s past %s: %s' % (name, hi, p.stderr))
 
     p = run('--model', 'intel-530', '--group', '4:0:50%:size=8:read=1',
             '--group', '4:50%:100%:size=256:read=0:stream', '--count', '2000')

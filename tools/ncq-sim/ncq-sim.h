@@ -37,11 +37,8 @@ typedef struct Opts {
     uint64_t seed;
     bool model_set, seed_set;
     char origin_model[48];
-    bool set_policy, set_timeout, set_ptimeout, set_clust, set_wc, set_aw;
-    NcqPolicy policy;
-    int64_t timeout_ns, prio_timeout_ns;
-    uint32_t clustering, aging_milli;
-    bool write_cache;
+    NcqSettings settings;       /* --NAME of a setting: its value ... */
+    bool set[NCQ_SETTING__MAX];   /* ... over the model's when set */
     const char *replay;
     int ngroups;
     Group group[MAX_GROUPS];

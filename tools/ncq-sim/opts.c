@@ -68,18 +68,6 @@ static int64_t parse_time(const char *s, int64_t bare_unit_ns,
     return ns;
 }
 
-/* A dimensionless decimal such as "0.5", in thousandths rounded half up. */
-static int64_t parse_milli(const char *s, const char *what)
-{
-    uint64_t v4;
-
-    /* floor(x * 1000 + 0.5) == floor((floor(x * 10^4) + 5) / 10) */
-    if (ncq_parse_decimal(s, strlen(s), 4, &v4) < 0) {
-        die("bad value for %s (expected a non-negative number)", what);
-    }
-    return (int64_t)((v4 + 5) / 10);
-}
-
 /*
  * The share of reads, "0" to "1" with up to nine decimals, as a limit on a
  * 53-bit draw: a request is a read if the draw is below the limit, or
@@ -172,6 +160,37 @@ static void parse_range(const char *s, Group *g, const char *what)
     snprintf(g->hi_s, sizeof(g->hi_s), "%s", c + 1);
 }
 
+/*
+ * The run-time settings, one option --NAME each (and --ALIAS for an old
+ * spelling), from the library's table: the model's value unless given.
+ */
+static void usage_settings(void)
+{
+    char range[160], opt[64];
+    int i;
+
+    printf("settings (default: the model's):\n");
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+
+        ncq_setting_range(i, range, sizeof(range));
+        snprintf(opt, sizeof(opt), "--%s V", d->name);
+        printf("  %-21s %s\n  %-21s %s\n", opt, d->doc, "", range);
+    }
+}
+
+static void opt_setting(Opts *o, int i, const char *as, const char *arg)
+{
+    char err[256], name[64];
+
+    snprintf(name, sizeof(name), "--%s", as);
+    if (ncq_setting_parse(i, name, arg, &o->settings, err,
+                          sizeof(err)) < 0) {
+        die("%s", err);
+    }
+    o->set[i] = true;
+}
+
 static void usage(void)
 {
     printf(
@@ -182,15 +201,12 @@ static void usage(void)
 "  --list-models         print built-in model names\n"
 "  --list-params         the parameter table as docs/model.md's markdown\n"
 "                        (with --json: as JSON)\n"
+"  --list-settings       the run-time settings as the docs' markdown table\n"
 "  --dump-model          the model's parameters as parsed, JSON in the\n"
 "                        file's units, with its zones laid out\n"
-"  --seed N              model and workload seed (default 1)\n"
-"  --policy P            " NCQ_POLICY_NAMES "\n"
-"  --aging-weight W      aged-sptf weight (dimensionless, e.g. 0.5)\n"
-"  --timeout MS          starvation time-out in ms (0 = none)\n"
-"  --prio-timeout MS     NCQ priority time-out in ms (enables priority)\n"
-"  --clustering N        in-queue clustering threshold, sectors (0 = off)\n"
-"  --write-cache on|off\n"
+"  --seed N              model and workload seed (default 1)\n");
+    usage_settings();
+    printf(
 "workload (closed loop):\n"
 "  --clients N           clients of the default group (default 32)\n"
 "  --lba-range LO:HI     range of the default group (sectors or %%)\n"
@@ -257,6 +273,12 @@ static void opt_list_params(Opts *o, const char *arg)
     o->list_params = true;
 }
 
+static void opt_list_settings(Opts *o, const char *arg)
+{
+    ncq_settings_list(stdout);
+    exit(0);
+}
+
 static void opt_dump_model(Opts *o, const char *arg)
 {
     o->dump_model = true;
@@ -266,47 +288,6 @@ static void opt_seed(Opts *o, const char *arg)
 {
     o->seed = (uint64_t)parse_long(arg, "--seed");
     o->seed_set = true;
-}
-
-static void opt_policy(Opts *o, const char *arg)
-{
-    if (ncq_policy_from_name(arg, &o->policy) < 0) {
-        die("unknown policy '%s' (" NCQ_POLICY_NAMES ")", arg);
-    }
-    o->set_policy = true;
-}
-
-static void opt_aging_weight(Opts *o, const char *arg)
-{
-    o->aging_milli = (uint32_t)parse_milli(arg, "--aging-weight");
-    o->set_aw = true;
-}
-
-static void opt_timeout(Opts *o, const char *arg)
-{
-    o->timeout_ns = parse_time(arg, NCQ_NS_PER_MS, "--timeout");
-    o->set_timeout = true;
-}
-
-static void opt_prio_timeout(Opts *o, const char *arg)
-{
-    o->prio_timeout_ns = parse_time(arg, NCQ_NS_PER_MS, "--prio-timeout");
-    o->set_ptimeout = true;
-}
-
-static void opt_clustering(Opts *o, const char *arg)
-{
-    o->clustering = parse_u32(arg, "--clustering");
-    o->set_clust = true;
-}
-
-static void opt_write_cache(Opts *o, const char *arg)
-{
-    if (strcmp(arg, "on") && strcmp(arg, "off")) {
-        die("--write-cache expects on or off, not '%s'", arg);
-    }
-    o->write_cache = !strcmp(arg, "on");
-    o->set_wc = true;
 }
 
 static void opt_clients(Opts *o, const char *arg)
@@ -535,14 +516,9 @@ static const struct {
     { "model-file", true, opt_model_file },
     { "list-models", false, opt_list_models },
     { "list-params", false, opt_list_params },
+    { "list-settings", false, opt_list_settings },
     { "dump-model", false, opt_dump_model },
     { "seed", true, opt_seed },
-    { "policy", true, opt_policy },
-    { "aging-weight", true, opt_aging_weight },
-    { "timeout", true, opt_timeout },
-    { "prio-timeout", true, opt_prio_timeout },
-    { "clustering", true, opt_clustering },
-    { "write-cache", true, opt_write_cache },
     { "clients", true, opt_clients },
     { "lba-range", true, opt_lba_range },
     { "group", true, opt_group },
@@ -573,6 +549,37 @@ static const struct {
 #define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
 /* getopt_long()'s value for opt_table[i]: clear of '?' and 'h' */
 #define OPT_VAL(i) (0x100 + (int)(i))
+
+/* a setting's options: getopt_long()'s value, clear of opt_table's */
+#define OPT_SETTING(i) (0x200 + (int)(i))
+#define MAX_SETTING_OPTS (4 * NCQ_SETTING__MAX)
+
+/* --NAME and --ALIAS of every setting into @lo; their count */
+static size_t setting_options(struct option *lo, char names[][48])
+{
+    size_t n = 0, len;
+    const char *a;
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+
+        snprintf(names[n], sizeof(names[n]), "%s", d->name);
+        lo[n] = (struct option){ .name = names[n],
+                                 .has_arg = required_argument,
+                                 .val = OPT_SETTING(i) };
+        n++;
+        for (a = d->aliases; *a && n < MAX_SETTING_OPTS; a += len) {
+            a += strspn(a, " ");
+            len = strcspn(a, " ");
+            snprintf(names[n], sizeof(names[n]), "%.*s", (int)len, a);
+            lo[n] = lo[n - 1];
+            lo[n].name = names[n];
+            n++;
+        }
+    }
+    return n;
+}
 
 static void opts_defaults(Opts *o)
 {
@@ -609,9 +616,10 @@ static void opts_finish(Opts *o)
 
 void opts_parse(Opts *o, int argc, char **argv)
 {
-    struct option lo[NOPTS + 1];
-    size_t i;
-    int c;
+    struct option lo[NOPTS + MAX_SETTING_OPTS + 1];
+    char names[MAX_SETTING_OPTS][48];
+    size_t i, n = NOPTS;
+    int c, li;
 
     for (i = 0; i < NOPTS; i++) {
         lo[i] = (struct option){
@@ -620,12 +628,17 @@ void opts_parse(Opts *o, int argc, char **argv)
             .val = OPT_VAL(i),
         };
     }
-    lo[NOPTS] = (struct option){ 0 };
+    n += setting_options(lo + NOPTS, names);
+    lo[n] = (struct option){ 0 };
     opts_defaults(o);
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
         if (c == 'h') {
             opt_help(o, NULL);
+        }
+        if (c >= OPT_SETTING(0) && c < OPT_SETTING(NCQ_SETTING__MAX)) {
+            opt_setting(o, c - OPT_SETTING(0), lo[li].name, optarg);
+            continue;
         }
         if (c < OPT_VAL(0) || c >= OPT_VAL(NOPTS)) {
             die("unknown option or missing value: '%s' (see --help)",

@@ -103,6 +103,7 @@ static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
     NcqModel *m;
     NcqSettings s;
     char err[512];
+    int i;
 
     m = ncq_model_new(p, o->seed, err, sizeof(err));
     snprintf(name, namelen, "%s", p->name);
@@ -111,24 +112,10 @@ static NcqModel *make_model(const Opts *o, char *name, size_t namelen)
         die("%s", err);
     }
     ncq_model_get_settings(m, &s);
-    if (o->set_policy) {
-        s.policy = o->policy;
-    }
-    if (o->set_aw) {
-        s.aging_weight_milli = o->aging_milli;
-    }
-    if (o->set_timeout) {
-        s.starvation_timeout_ns = o->timeout_ns;
-    }
-    if (o->set_ptimeout) {
-        s.prio_timeout_ns = o->prio_timeout_ns;
-        s.honour_prio = true;
-    }
-    if (o->set_clust) {
-        s.clustering_sectors = o->clustering;
-    }
-    if (o->set_wc) {
-        s.write_cache = o->write_cache;
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        if (o->set[i]) {
+            ncq_setting_put(i, &s, ncq_setting_get(i, &o->settings));
+        }
     }
     if (ncq_model_set_settings(m, &s, err, sizeof(err)) < 0) {
         die("%s", err);

@@ -23,6 +23,16 @@ static void hmp_print_ms(Monitor *mon, const char *name, int64_t ns)
     }
 }
 
+/* Every setting, as ncq_disk_set takes it: "name value" */
+static void hmp_info_ncq_disk_settings(Monitor *mon, NcqDiskSettingList *l)
+{
+    monitor_printf(mon, " ");
+    for (; l; l = l->next) {
+        monitor_printf(mon, " %s %s%s", l->value->name, l->value->value,
+                       l->next ? "," : "\n");
+    }
+}
+
 static void hmp_info_ncq_disk_faults(Monitor *mon, const char *path)
 {
     g_autoptr(NcqDiskFaultRuleList) list =
@@ -100,14 +110,11 @@ void hmp_info_ncq_disk(Monitor *mon, const QDict *qdict)
         NcqDiskInfo *i = l->value;
         NcqDiskQueueEntryList *q;
 
-        monitor_printf(mon, "%s (%s): model %s, %s, policy %s",
+        monitor_printf(mon, "%s (%s): model %s, %s, depth %u\n",
                        i->id ? i->id : "-", i->qom_path, i->model,
-                       i->timing ? "timing on" : "timing off", i->policy);
-        hmp_print_ms(mon, "timeout", i->starvation_timeout_ns);
-        hmp_print_ms(mon, "prio-timeout", i->prio_timeout_ns);
-        monitor_printf(mon, ", clustering %u, depth %u, write cache %s\n",
-                       i->clustering, i->queue_depth,
-                       i->write_cache ? "on" : "off");
+                       i->timing ? "timing on" : "timing off",
+                       i->queue_depth);
+        hmp_info_ncq_disk_settings(mon, i->settings);
         monitor_printf(mon, "  power mode %s,", i->power_mode);
         hmp_print_ms(mon, "standby timer", i->standby_timer_ns);
         monitor_printf(mon, "\n");

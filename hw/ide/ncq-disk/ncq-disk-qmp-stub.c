@@ -30,7 +30,9 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_honour_prio, bool honour_prio,
                       bool has_clustering, uint32_t clustering,
                       bool has_queue_depth, uint32_t queue_depth,
-                      bool has_reset_stats, bool reset_stats, Error **errp)
+                      bool has_reset_stats, bool reset_stats,
+                      bool has_settings, NcqDiskSettingList *settings,
+                      Error **errp)
 {
     ncq_disk_not_built(errp);
 }

@@ -189,6 +189,24 @@ static NcqDiskMediaCacheInfo *ncq_disk_mc_info(NcqDisk *d)
     return info;
 }
 
+/* Every setting by its one name, in its text form */
+static NcqDiskSettingList *ncq_disk_settings_info(const NcqSettings *st)
+{
+    NcqDiskSettingList *head = NULL, **tail = &head;
+    char text[64];
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        NcqDiskSetting *e = g_new0(NcqDiskSetting, 1);
+
+        ncq_setting_format(i, st, text, sizeof(text));
+        e->name = g_strdup(ncq_setting(i)->name);
+        e->value = g_strdup(text);
+        QAPI_LIST_APPEND(tail, e);
+    }
+    return head;
+}
+
 static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
 {
     NcqDiskInfo *info = g_new0(NcqDiskInfo, 1);
@@ -212,6 +230,7 @@ static NcqDiskInfo *ncq_disk_info(NcqDisk *d)
     info->clustering = st.clustering_sectors;
     info->queue_depth = d->prop.queue_depth;
     info->write_cache = st.write_cache;
+    info->settings = ncq_disk_settings_info(&st);
 
     n = ncq_model_queue_list(d->model, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                              q, ARRAY_SIZE(q));
@@ -280,13 +299,27 @@ NcqDiskInfoList *qmp_query_ncq_disk(const char *id, Error **errp)
     return head;
 }
 
-/* A time-out in ns, checked as the properties' are */
-static bool ncq_disk_check_timeout_ns(const char *name, int64_t ns,
-                                      Error **errp)
+/* The settings named in @list into @st, each read as its property */
+static bool ncq_disk_settings_from(NcqDiskSettingList *list,
+                                   NcqSettings *st, Error **errp)
 {
-    g_autofree char *text = g_strdup_printf("%" PRId64, ns);
+    char err[256];
 
-    return ncq_disk_check_timeout(name, text, ns, errp);
+    for (; list; list = list->next) {
+        int i = ncq_setting_find(list->value->name);
+
+        if (i < 0) {
+            error_setg(errp, "unknown setting '%s'; see docs/device.md's "
+                       "settings table", list->value->name);
+            return false;
+        }
+        if (ncq_setting_parse(i, list->value->name, list->value->value, st,
+                              err, sizeof(err)) < 0) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+    }
+    return true;
 }
 
 void qmp_ncq_disk_set(const char *id, const char *policy,
@@ -297,7 +330,9 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
                       bool has_honour_prio, bool honour_prio,
                       bool has_clustering, uint32_t clustering,
                       bool has_queue_depth, uint32_t queue_depth,
-                      bool has_reset_stats, bool reset_stats, Error **errp)
+                      bool has_reset_stats, bool reset_stats,
+                      bool has_settings, NcqDiskSettingList *settings,
+                      Error **errp)
 {
     NcqDisk *d = ncq_disk_find(id, errp);
     NcqSettings st;
@@ -307,17 +342,12 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
         return;
     }
     ncq_model_get_settings(d->model, &st);
-    if ((policy && !ncq_disk_check_policy(policy, &st.policy, errp)) ||
-        (has_starvation_timeout_ns &&
-         !ncq_disk_check_timeout_ns("starvation-timeout-ns",
-                                    starvation_timeout_ns, errp)) ||
-        (has_prio_timeout_ns &&
-         !ncq_disk_check_timeout_ns("prio-timeout-ns", prio_timeout_ns,
-                                    errp)) ||
-        (has_queue_depth && !ncq_disk_check_depth(queue_depth, errp)) ||
-        (has_clustering && !ncq_disk_check_clustering(clustering, errp))) {
+    if (policy && ncq_setting_parse(NCQ_SETTING_ID(policy), "policy", policy,
+                                    &st, err, sizeof(err)) < 0) {
+        error_setg(errp, "%s", err);
         return;
     }
+    /* the typed members: stored values, checked with the rest below */
     if (has_aging_weight) {
         st.aging_weight_milli = aging_weight;
     }
@@ -333,12 +363,17 @@ void qmp_ncq_disk_set(const char *id, const char *policy,
     if (has_clustering) {
         st.clustering_sectors = clustering;
     }
+    if (!ncq_disk_settings_from(settings, &st, errp) ||
+        (has_queue_depth && !ncq_disk_check_depth(queue_depth, errp))) {
+        return;
+    }
     if (ncq_model_set_settings_at(d->model, &st,
                                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
                                   err, sizeof(err)) < 0) {
         error_setg(errp, "%s", err);
         return;
     }
+    ncq_disk_set_write_cache(d, st.write_cache);
     if (has_queue_depth && queue_depth != d->prop.queue_depth) {
         IDEBus *bus = DO_UPCAST(IDEBus, qbus, d->dev.qdev.parent_bus);
 
@@ -489,14 +524,11 @@ static void ncq_disk_set_cdl_text(const char *id, bool write,
                          write, write ? list : NULL, errp);
 }
 
-/* The settings ncq_disk_set_text() takes, as HMP's ncq_disk_set names them */
+/*
+ * The keys ncq_disk_set_text() takes besides the settings (whose names
+ * come from the library's table), as HMP's ncq_disk_set names them
+ */
 typedef enum NcqDiskKey {
-    NCQ_KEY_POLICY,
-    NCQ_KEY_AGING_WEIGHT,
-    NCQ_KEY_STARVATION_TIMEOUT,
-    NCQ_KEY_PRIO_TIMEOUT,
-    NCQ_KEY_HONOUR_PRIO,
-    NCQ_KEY_CLUSTERING,
     NCQ_KEY_QUEUE_DEPTH,
     NCQ_KEY_FAULTS,
     NCQ_KEY_CDL,
@@ -507,15 +539,8 @@ typedef enum NcqDiskKey {
 
 static const struct {
     const char *name;
-    uint64_t max;           /* a number up to this; 0: not a number */
 } ncq_disk_keys[NCQ_KEY__MAX] = {
-    [NCQ_KEY_POLICY]             = { "policy" },
-    [NCQ_KEY_AGING_WEIGHT]       = { "aging-weight", UINT32_MAX },
-    [NCQ_KEY_STARVATION_TIMEOUT] = { "starvation-timeout-ns", INT64_MAX },
-    [NCQ_KEY_PRIO_TIMEOUT]       = { "prio-timeout-ns", INT64_MAX },
-    [NCQ_KEY_HONOUR_PRIO]        = { "honour-prio" },
-    [NCQ_KEY_CLUSTERING]         = { "clustering", UINT32_MAX },
-    [NCQ_KEY_QUEUE_DEPTH]        = { "queue-depth", UINT32_MAX },
+    [NCQ_KEY_QUEUE_DEPTH]        = { "queue-depth" },
     [NCQ_KEY_FAULTS]             = { "faults" },
     [NCQ_KEY_CDL]                = { "cdl" },
     [NCQ_KEY_CDL_READ]           = { "cdl-read" },
@@ -546,6 +571,25 @@ static void ncq_disk_set_faults(const char *id, const char *value,
     }
 }
 
+/* "unknown setting" names every key: the settings', then the others */
+static void ncq_disk_unknown_key(const char *key, Error **errp)
+{
+    g_autoptr(GString) known = g_string_new(NULL);
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        g_string_append_printf(known, "%s, ", ncq_setting(i)->name);
+    }
+    for (i = 0; i < NCQ_KEY__MAX; i++) {
+        g_string_append_printf(known, "%s%s", i == NCQ_KEY__MAX - 1 ?
+                               "or " : "", ncq_disk_keys[i].name);
+        if (i < NCQ_KEY__MAX - 1) {
+            g_string_append(known, ", ");
+        }
+    }
+    error_setg(errp, "unknown setting '%s'; use %s", key, known->str);
+}
+
 void ncq_disk_set_text(const char *id, const char *key, const char *value,
                        Error **errp)
 {
@@ -553,15 +597,17 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
     bool on = !strcmp(value, "on");
     uint64_t v = 0;
 
-    if (k == NCQ_KEY__MAX) {
-        g_autoptr(GString) known = g_string_new(NULL);
+    if (ncq_setting_find(key) >= 0) {
+        NcqDiskSetting one = { .name = (char *)key, .value = (char *)value };
+        NcqDiskSettingList list = { .value = &one };
 
-        for (k = 0; k < NCQ_KEY__MAX; k++) {
-            g_string_append_printf(known, "%s%s", k == 0 ? "" :
-                                   k == NCQ_KEY__MAX - 1 ? " or " : ", ",
-                                   ncq_disk_keys[k].name);
-        }
-        error_setg(errp, "unknown setting '%s'; use %s", key, known->str);
+        qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false,
+                         false, false, 0, false, 0, false, false, true,
+                         &list, errp);
+        return;
+    }
+    if (k == NCQ_KEY__MAX) {
+        ncq_disk_unknown_key(key, errp);
         return;
     }
     if (k == NCQ_KEY_FAULTS) {
@@ -580,22 +626,11 @@ void ncq_disk_set_text(const char *id, const char *key, const char *value,
         qmp_ncq_disk_set_cdl(id, true, on, false, NULL, false, NULL, errp);
         return;
     }
-    if (k == NCQ_KEY_HONOUR_PRIO && !on && strcmp(value, "off")) {
-        error_setg(errp, "honour-prio takes on or off, not '%s'", value);
+    if (ncq_parse_uint(value, strlen(value), UINT32_MAX, &v) < 0) {
+        error_setg(errp, "%s takes a number from 0 to %u, not '%s'", key,
+                   UINT32_MAX, value);
         return;
     }
-    if (ncq_disk_keys[k].max &&
-        ncq_parse_uint(value, strlen(value), ncq_disk_keys[k].max, &v) < 0) {
-        error_setg(errp, "%s takes a number from 0 to %" PRIu64 ", not '%s'",
-                   key, ncq_disk_keys[k].max, value);
-        return;
-    }
-    qmp_ncq_disk_set(id, k == NCQ_KEY_POLICY ? value : NULL,
-                     k == NCQ_KEY_AGING_WEIGHT, v,
-                     k == NCQ_KEY_STARVATION_TIMEOUT, v,
-                     k == NCQ_KEY_PRIO_TIMEOUT, v,
-                     k == NCQ_KEY_HONOUR_PRIO, on,
-                     k == NCQ_KEY_CLUSTERING, v,
-                     k == NCQ_KEY_QUEUE_DEPTH, v,
-                     false, false, errp);
+    qmp_ncq_disk_set(id, NULL, false, 0, false, 0, false, 0, false, false,
+                     false, 0, true, v, false, false, false, NULL, errp);
 }

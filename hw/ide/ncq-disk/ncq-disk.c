@@ -16,6 +16,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "qemu/bswap.h"
 #include "qemu/module.h"
 #include "hw/ide/ide-dev.h"
@@ -28,55 +29,12 @@
 #define ID_SERIAL_LEN           20
 #define ID_FIRMWARE_LEN         8
 
-/*
- * Checks of settings that both the properties and ncq-disk-set (QMP)
- * take: one message for each.
- */
-
-bool ncq_disk_check_policy(const char *name, NcqPolicy *policy,
-                           Error **errp)
-{
-    if (ncq_policy_from_name(name, policy) == 0) {
-        return true;
-    }
-    error_setg(errp, "unknown policy '%s'; use %s", name, NCQ_POLICY_NAMES);
-    return false;
-}
-
+/* A check that both the property and ncq-disk-set (QMP) take */
 bool ncq_disk_check_depth(uint32_t depth, Error **errp)
 {
     if (depth < 1 || depth > NCQ_DISK_MAX_DEPTH) {
         error_setg(errp, "queue-depth=%u is out of range; use 1 to %d",
                    depth, NCQ_DISK_MAX_DEPTH);
-        return false;
-    }
-    return true;
-}
-
-bool ncq_disk_check_clustering(uint32_t sectors, Error **errp)
-{
-    if (sectors > NCQ_MAX_SECTORS) {
-        error_setg(errp, "clustering=%u is too large; use 0 (off) to %u "
-                   "sectors", sectors, NCQ_MAX_SECTORS);
-        return false;
-    }
-    return true;
-}
-
-/* @text: the time-out as the user wrote it, for the message */
-bool ncq_disk_check_timeout(const char *prop, const char *text, int64_t ns,
-                            Error **errp)
-{
-    if (ns < 0) {
-        error_setg(errp, "%s='%s' is negative; use 0 (none) or a positive "
-                   "time", prop, text);
-        return false;
-    }
-    /* The model file's limit; it keeps deadlines far from overflow */
-    if (ns > NCQ_MAX_TIMEOUT_NS) {
-        error_setg(errp, "%s='%s' is too long; use at most %" PRId64 "s",
-                   prop, text,
-                   (int64_t)(NCQ_MAX_TIMEOUT_NS / NANOSECONDS_PER_SECOND));
         return false;
     }
     return true;
@@ -98,17 +56,20 @@ static bool ncq_disk_parse_time(const char *prop, const char *text,
                    "(whole nanoseconds) or 0 for none", prop, text);
         return false;
     }
-    return ncq_disk_check_timeout(prop, text, *ns, errp);
+    /* The model file's limit; it keeps deadlines far from overflow */
+    if (*ns > NCQ_MAX_TIMEOUT_NS) {
+        error_setg(errp, "%s='%s' is too long; use at most %" PRId64 "s",
+                   prop, text,
+                   (int64_t)(NCQ_MAX_TIMEOUT_NS / NANOSECONDS_PER_SECOND));
+        return false;
+    }
+    return true;
 }
 
 /* The settings properties give, checked; they override the model's. */
 typedef struct NcqDiskOverrides {
-    bool has_policy;
-    NcqPolicy policy;
-    bool has_starvation_timeout;
-    int64_t starvation_timeout_ns;
-    bool has_prio_timeout;
-    int64_t prio_timeout_ns;
+    NcqSettings st;                     /* the settings given ... */
+    bool given[NCQ_SETTING__MAX];       /* ... these of them */
     bool has_recovery;
     int64_t recovery_ns;
 } NcqDiskOverrides;
@@ -117,13 +78,26 @@ static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
                                     Error **errp)
 {
     NcqDiskProps *p = &d->prop;
+    char err[256];
+    int i;
 
-    *o = (NcqDiskOverrides) {
-        .has_policy = p->policy,
-        .has_starvation_timeout = p->starvation_timeout,
-        .has_prio_timeout = p->prio_timeout,
-        .has_recovery = p->recovery,
-    };
+    *o = (NcqDiskOverrides) { .has_recovery = p->recovery };
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        if (!p->setting[i]) {
+            continue;
+        }
+        if (ncq_setting_parse(i, ncq_setting(i)->name, p->setting[i],
+                              &o->st, err, sizeof(err)) < 0) {
+            error_setg(errp, "%s", err);
+            return false;
+        }
+        o->given[i] = true;
+    }
+    /* QEMU's own write-cache property: auto leaves the model's */
+    if (d->dev.conf.wce != ON_OFF_AUTO_AUTO) {
+        o->st.write_cache = d->dev.conf.wce == ON_OFF_AUTO_ON;
+        o->given[NCQ_SETTING_ID(write_cache)] = true;
+    }
     /* Both would leave one silently ignored; a typo'd command line. */
     if (p->model_file && p->model_name) {
         error_setg(errp, "model=%s and model-file=%s both given; give one "
@@ -134,26 +108,8 @@ static bool ncq_disk_check_settings(NcqDisk *d, NcqDiskOverrides *o,
     if (!ncq_disk_check_depth(p->queue_depth, errp)) {
         return false;
     }
-    if (p->policy && !ncq_disk_check_policy(p->policy, &o->policy, errp)) {
-        return false;
-    }
-    if (p->starvation_timeout &&
-        !ncq_disk_parse_time("starvation-timeout", p->starvation_timeout,
-                             &o->starvation_timeout_ns, errp)) {
-        return false;
-    }
-    if (p->prio_timeout &&
-        !ncq_disk_parse_time("prio-timeout", p->prio_timeout,
-                             &o->prio_timeout_ns, errp)) {
-        return false;
-    }
-    if (p->recovery &&
-        !ncq_disk_parse_time("recovery", p->recovery, &o->recovery_ns,
-                             errp)) {
-        return false;
-    }
-    return p->clustering == NCQ_DISK_UNSET ||
-           ncq_disk_check_clustering(p->clustering, errp);
+    return !p->recovery ||
+           ncq_disk_parse_time("recovery", p->recovery, &o->recovery_ns, errp);
 }
 
 /* The drive and IDENTIFY's strings */
@@ -261,6 +217,7 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
 {
     NcqSettings st;
     char err[512];
+    int i;
 
     if (!ncq_disk_load_params(d, errp) || !ncq_disk_cdl_realize(d, errp)) {
         return false;
@@ -274,17 +231,10 @@ static bool ncq_disk_load_model(NcqDisk *d, const NcqDiskOverrides *o,
         return false;
     }
     ncq_model_get_settings(d->model, &st);
-    if (o->has_policy) {
-        st.policy = o->policy;
-    }
-    if (o->has_starvation_timeout) {
-        st.starvation_timeout_ns = o->starvation_timeout_ns;
-    }
-    if (o->has_prio_timeout) {
-        st.prio_timeout_ns = o->prio_timeout_ns;
-    }
-    if (d->prop.clustering != NCQ_DISK_UNSET) {
-        st.clustering_sectors = d->prop.clustering;
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        if (o->given[i]) {
+            ncq_setting_put(i, &st, ncq_setting_get(i, &o->st));
+        }
     }
     st.honour_prio = st.honour_prio && d->prop.ncq_prio;
     if (ncq_model_set_settings(d->model, &st, err, sizeof(err)) < 0) {
@@ -321,6 +271,7 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
 {
     ERRP_GUARD();
     IDEDevice *dev = &d->dev;
+    NcqSettings st;
 
     if (d->prop.trace_path) {
         d->trace = fopen(d->prop.trace_path, "w");
@@ -354,7 +305,22 @@ static bool ncq_disk_init(NcqDisk *d, Error **errp)
         return false;
     }
     ide_dev_initfn(dev, IDE_HD, errp);
-    return !*errp;
+    if (*errp) {
+        return false;
+    }
+    ncq_model_get_settings(d->model, &st);
+    ncq_disk_set_write_cache(d, st.write_cache);
+    return true;
+}
+
+/*
+ * The write cache's setting, in the model and in QEMU's block layer:
+ * the block layer's is what SET FEATURES changes and IDENTIFY reports,
+ * and whether a host write goes through to the image (FUA) when off.
+ */
+void ncq_disk_set_write_cache(NcqDisk *d, bool on)
+{
+    blk_set_enable_write_cache(d->dev.conf.blk, on);
 }
 
 static void ncq_disk_release(NcqDisk *d)
@@ -426,6 +392,16 @@ static void ncq_disk_unrealize(IDEDevice *dev)
     ncq_disk_release(d);
 }
 
+static void ncq_disk_instance_finalize_settings(NcqDisk *d)
+{
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        g_free(d->prop.setting[i]);
+        d->prop.setting[i] = NULL;
+    }
+}
+
 /*
  * The model string realize gave the IDE core (dev->model is no property of
  * ncq-disk, so qdev does not free it): a drive unplugged and plugged again
@@ -437,13 +413,9 @@ static void ncq_disk_instance_finalize(Object *obj)
 
     g_free(dev->model);
     dev->model = NULL;
+    ncq_disk_instance_finalize_settings(NCQ_DISK(obj));
 }
 
-static void ncq_disk_instance_init(Object *obj)
-{
-    /* No qdev default: "(default: 4294967295)" would tell users nothing */
-    NCQ_DISK(obj)->prop.clustering = NCQ_DISK_UNSET;
-}
 
 static const Property ncq_disk_properties[] = {
     DEFINE_BLOCK_PROPERTIES(NcqDisk, dev.conf),
@@ -455,13 +427,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("model-file", NcqDisk, prop.model_file),
     DEFINE_PROP_UINT32("queue-depth", NcqDisk, prop.queue_depth,
                        NCQ_DISK_MAX_DEPTH),
-    DEFINE_PROP_STRING("policy", NcqDisk, prop.policy),
-    DEFINE_PROP_STRING("starvation-timeout", NcqDisk,
-                       prop.starvation_timeout),
-    DEFINE_PROP_STRING("prio-timeout", NcqDisk, prop.prio_timeout),
     DEFINE_PROP_STRING("recovery", NcqDisk, prop.recovery),
-    DEFINE_PROP_UNSIGNED_NODEFAULT("clustering", NcqDisk, prop.clustering,
-                                   qdev_prop_uint32, uint32_t),
     DEFINE_PROP_UINT64("seed", NcqDisk, prop.seed, 1),
     DEFINE_PROP_STRING("trace", NcqDisk, prop.trace_path),
     DEFINE_PROP_BOOL("timing", NcqDisk, prop.timing, true),
@@ -489,8 +455,6 @@ static const struct {
     { "wwn", "world wide name in IDENTIFY, 64 bits; 0 for none" },
     { "model-file", "a model of your own: path of a .ncqm parameter file "
       "(docs/model.md); give it instead of model" },
-    { "policy", "firmware scheduling: " NCQ_POLICY_NAMES
-      " (default: the model's)" },
     { "seed", "seed of the model's generator (spindle phase at power-on, "
       "seek jitter), 64 bits" },
     { "trace", "host file for the per-command trace "
@@ -524,6 +488,75 @@ static const struct {
       "(docs/device.md, \"Time\")" },
 };
 
+/*
+ * The settings' properties, one per row of the library's table, as text
+ * (its model file's form, checked in realize).  A name QEMU's block
+ * layer already gives is its property: write-cache, whose auto (its
+ * default) leaves the model's value, the drive's factory setting,
+ * rather than the -drive's cache mode.
+ */
+static void ncq_disk_get_setting(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    NcqDisk *d = NCQ_DISK(obj);
+    int i = GPOINTER_TO_INT(opaque);
+    char text[64] = "";
+    char *value = text;
+
+    if (d->model) {
+        NcqSettings st;
+
+        ncq_model_get_settings(d->model, &st);
+        ncq_setting_format(i, &st, text, sizeof(text));
+    } else if (d->prop.setting[i]) {
+        value = d->prop.setting[i];
+    }
+    visit_type_str(v, name, &value, errp);
+}
+
+static void ncq_disk_set_setting(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    NcqDisk *d = NCQ_DISK(obj);
+    int i = GPOINTER_TO_INT(opaque);
+    char *value;
+
+    if (DEVICE(obj)->realized) {
+        error_setg(errp, "%s: the drive runs; use ncq-disk-set (QMP) or "
+                   "ncq_disk_set (HMP)", name);
+        return;
+    }
+    if (visit_type_str(v, name, &value, errp)) {
+        g_free(d->prop.setting[i]);
+        d->prop.setting[i] = value;
+    }
+}
+
+static void ncq_disk_add_settings(ObjectClass *klass)
+{
+    char range[160];
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *s = ncq_setting(i);
+        g_autofree char *help = NULL;
+
+        ncq_setting_range(i, range, sizeof(range));
+        if (object_class_property_find(klass, s->name)) {
+            help = g_strdup_printf("on/off/auto: %s; auto: the model's "
+                                   "(its write_cache)", s->doc);
+        } else {
+            object_class_property_add(klass, s->name, "str",
+                                      ncq_disk_get_setting,
+                                      ncq_disk_set_setting, NULL,
+                                      GINT_TO_POINTER(i));
+            help = g_strdup_printf("%s: %s (default: the model's)", s->doc,
+                                   range);
+        }
+        object_class_property_set_description(klass, s->name, help);
+    }
+}
+
 static void ncq_disk_describe(ObjectClass *klass, const char *name,
                               char *text)
 {
@@ -548,22 +581,11 @@ static void ncq_disk_describe_properties(ObjectClass *klass)
         "NCQ depth: the queued commands the drive holds at once, "
         "in IDENTIFY word 75 (tags 0-31 all taken), 1 to %d commands",
         NCQ_DISK_MAX_DEPTH));
-    ncq_disk_describe(klass, "starvation-timeout", g_strdup_printf(
-        "a command older than this is served next: 0 (none) to %" PRId64
-        "s, e.g. 2s, 2030ms, 500us, 100000ns; a bare number is ms "
-        "(default: the model's)", max_s));
-    ncq_disk_describe(klass, "prio-timeout", g_strdup_printf(
-        "the same for NCQ high-priority commands: 0 (none) to %" PRId64
-        "s (default: the model's)", max_s));
     ncq_disk_describe(klass, "recovery", g_strdup_printf(
         "how long the firmware retries a sector it cannot read or write "
         "before reporting it, unless SCT Error Recovery Control sets a "
         "shorter limit: 0 (at once) to %" PRId64 "s (default: the "
         "model's recovery_ms)", max_s));
-    ncq_disk_describe(klass, "clustering", g_strdup_printf(
-        "adjacent sequential commands are served as one media access up "
-        "to this many sectors: 0 (off) to %d (default: the model's)",
-        NCQ_MAX_SECTORS));
     ncq_disk_describe(klass, "serial", g_strdup_printf(
         "serial number in IDENTIFY, at most %d characters", ID_SERIAL_LEN));
     ncq_disk_describe(klass, "ver", g_strdup_printf(
@@ -682,6 +704,7 @@ static void ncq_disk_class_init(ObjectClass *klass, void *data)
     dc->fw_name = "drive";
     dc->desc = "SATA hard disk with a modelled NCQ queue";
     device_class_set_props(dc, ncq_disk_properties);
+    ncq_disk_add_settings(klass);
     ncq_disk_describe_properties(klass);
 }
 
@@ -689,7 +712,6 @@ static const TypeInfo ncq_disk_info = {
     .name          = TYPE_NCQ_DISK,
     .parent        = TYPE_IDE_DEVICE,
     .instance_size = sizeof(NcqDisk),
-    .instance_init = ncq_disk_instance_init,
     .instance_finalize = ncq_disk_instance_finalize,
     .class_init    = ncq_disk_class_init,
 };

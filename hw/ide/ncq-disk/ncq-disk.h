@@ -23,7 +23,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 
 #define NCQ_DISK_MAX_DEPTH      32
 #define NCQ_DISK_DEFAULT_MODEL  "st3400620as"
-#define NCQ_DISK_UNSET          UINT32_MAX  /* clustering: the model's */
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
 #define NCQ_DISK_CDL_STATS      4       /* CDL statistic selectors 1h-4h */
 
@@ -114,17 +113,14 @@ typedef struct NcqDiskCdl {
 
 /*
  * The properties, as the user gave them (ncq-disk.c checks them in
- * realize).  A NULL string or NCQ_DISK_UNSET leaves the model's value.
+ * realize).  A NULL string leaves the model's value.
  */
 typedef struct NcqDiskProps {
     char *model_name;
     char *model_file;
     uint32_t queue_depth;   /* ncq-disk-set may change it while running */
-    char *policy;
-    char *starvation_timeout;
-    char *prio_timeout;
+    char *setting[NCQ_SETTING__MAX];   /* -device NAME=text, a setting */
     char *recovery;         /* unrecoverable sector: the model's recovery */
-    uint32_t clustering;
     uint64_t seed;
     char *trace_path;
     bool timing;
@@ -266,12 +262,9 @@ struct NcqDisk {
 };
 
 /* ncq-disk.c: checks shared by properties and QMP, one message each */
-bool ncq_disk_check_policy(const char *name, NcqPolicy *policy,
-                           Error **errp);
 bool ncq_disk_check_depth(uint32_t depth, Error **errp);
-bool ncq_disk_check_clustering(uint32_t sectors, Error **errp);
-bool ncq_disk_check_timeout(const char *prop, const char *text, int64_t ns,
-                            Error **errp);
+/* ncq-disk.c: the model's write cache as QEMU's block layer's, too */
+void ncq_disk_set_write_cache(NcqDisk *d, bool on);
 bool ncq_disk_add_faults(NcqDisk *d, const char *text, Error **errp);
 /* ncq-disk.c: the resets, each part's share in turn */
 void ncq_disk_bus_reset(IDEDevice *dev);

@@ -30,14 +30,7 @@ NcqModel *ncq_model_new(const NcqParams *p, uint64_t seed,
         return NULL;
     }
     memcpy(&m->p, p, sizeof(*p));
-    m->s.policy = p->policy;
-    m->s.aging_weight_milli = p->aging_weight_milli;
-    m->s.starvation_timeout_ns = p->starvation_timeout_ns;
-    m->s.prio_timeout_ns = p->prio_timeout_ns;
-    m->s.honour_prio = p->honour_prio;
-    m->s.clustering_sectors = p->clustering_sectors;
-    m->s.write_cache = p->write_cache;
-    m->s.zero_latency = p->zero_latency;
+    ncq_settings_from_params(&m->s, p);
     m->rng = seed;
     ncq_sched_init(m);
     ncq_cdl_init(m);
@@ -83,30 +76,6 @@ size_t ncq_model_size(const NcqModel *m)
 void ncq_model_get_settings(const NcqModel *m, NcqSettings *s)
 {
     *s = m->s;
-}
-
-static int ncq_settings_check(const NcqModel *m, const NcqSettings *s,
-                              char *err, size_t errlen)
-{
-    if ((unsigned)s->policy >= NCQ_POLICY__MAX) {
-        snprintf(err, errlen, "unknown policy %d", (int)s->policy);
-        return NCQ_ERR_INVAL;
-    }
-    if (s->starvation_timeout_ns < 0 || s->prio_timeout_ns < 0) {
-        snprintf(err, errlen, "time-outs must not be negative");
-        return NCQ_ERR_INVAL;
-    }
-    if (s->clustering_sectors > NCQ_MAX_SECTORS) {
-        snprintf(err, errlen, "clustering threshold above %d sectors",
-                 NCQ_MAX_SECTORS);
-        return NCQ_ERR_INVAL;
-    }
-    if (s->zero_latency && !m->p.zero_latency) {
-        snprintf(err, errlen, "model %s has no zero-latency access",
-                 m->p.name);
-        return NCQ_ERR_INVAL;
-    }
-    return 0;
 }
 
 int ncq_model_set_settings(NcqModel *m, const NcqSettings *s,

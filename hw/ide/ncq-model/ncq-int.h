@@ -110,6 +110,10 @@ void ncq_fixed_text(uint64_t v, unsigned digits, char *buf, size_t len);
 /* a stored value of row @k in the file's units */
 void ncq_param_format_raw(const NcqParamRow *k, uint64_t v, char *buf,
                           size_t len);
+/* the settings' bounds (their rows'), and a new model's (settings.c) */
+int ncq_settings_check(const NcqModel *m, const NcqSettings *s,
+                       char *err, size_t errlen);
+void ncq_settings_from_params(NcqSettings *s, const NcqParams *p);
 #define NCQ_SSD_CHUNKS  1024
 
 typedef enum NcqSlotState {

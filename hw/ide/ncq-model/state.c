@@ -253,19 +253,44 @@ static void ncq_vis_clock(NcqVis *v, NcqModel *m)
     ncq_vis_u64(v, "phase", &m->layout.phase);
 }
 
+/*
+ * The settings, one visit per NCQ_SETTINGS line in its order, named by
+ * its field and bounded by its row's maximum: the bytes and format hash
+ * of v1..v9, which listed the same eight by hand.  A setting is saved
+ * from its row's fingerprint version on (a new one's row has the next
+ * version, as a new parameter's); an older stream keeps the model's.
+ */
 static void ncq_vis_settings(NcqVis *v, NcqSettings *s)
 {
+    int i;
+
     ncq_vis_part(v, "settings", -1);
-    NCQ_VIS_ENUM(v, "policy", s->policy, NCQ_POLICY__MAX - 1);
-    ncq_vis_u32(v, "aging_weight_milli", &s->aging_weight_milli,
-                UINT32_MAX);
-    ncq_vis_i64(v, "starvation_timeout_ns", &s->starvation_timeout_ns);
-    ncq_vis_i64(v, "prio_timeout_ns", &s->prio_timeout_ns);
-    ncq_vis_bool(v, "honour_prio", &s->honour_prio);
-    ncq_vis_u32(v, "clustering_sectors", &s->clustering_sectors,
-                NCQ_MAX_SECTORS);
-    ncq_vis_bool(v, "write_cache", &s->write_cache);
-    ncq_vis_bool(v, "zero_latency", &s->zero_latency);
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+        uint64_t x = ncq_setting_get(i, s);
+        uint32_t u = (uint32_t)x;
+        int64_t t = (int64_t)x;
+        bool b = x != 0;
+
+        if (v->version < d->since) {
+            continue;
+        }
+        switch (d->size) {
+        case 1:
+            ncq_vis_bool(v, d->field, &b);
+            x = b;
+            break;
+        case 4:
+            ncq_vis_u32(v, d->field, &u, (uint32_t)d->max);
+            x = u;
+            break;
+        default:
+            ncq_vis_i64(v, d->field, &t);
+            x = (uint64_t)t;
+            break;
+        }
+        ncq_setting_put(i, s, x);
+    }
 }
 
 static void ncq_vis_cmd(NcqVis *v, NcqCmd *c)

@@ -228,17 +228,58 @@ typedef struct NcqStats {
 /* The longest time-out: model files, the device's properties and QMP */
 #define NCQ_MAX_TIMEOUT_NS  3600000000000LL     /* an hour */
 
-/* Runtime settings (the device's properties / QMP). */
+/*
+ * The run-time settings (the device's properties, QMP and HMP, ncq-sim's
+ * options): generated from ncq-params.h's NCQ_SETTINGS, each field of
+ * its NcqParams row's type.  NCQ_SETTING_ID(field) numbers them.
+ */
+#define NCQ_SETTING_FIELD(field, name, aliases) \
+    __typeof__(((NcqParams *)0)->field) field;
 typedef struct NcqSettings {
-    NcqPolicy policy;
-    uint32_t aging_weight_milli;
-    int64_t starvation_timeout_ns;    /* 0 = none */
-    int64_t prio_timeout_ns;          /* 0 = none */
-    bool honour_prio;
-    uint32_t clustering_sectors;      /* 0 = off */
-    bool write_cache;
-    bool zero_latency;                /* ignored unless params allow it */
+    NCQ_SETTINGS(NCQ_SETTING_FIELD)
 } NcqSettings;
+
+/* A byte per setting: their count, and each one's index by its field */
+#define NCQ_SETTING_BYTE(field, name, aliases) char field;
+typedef struct NcqSettingIndex {
+    NCQ_SETTINGS(NCQ_SETTING_BYTE)
+} NcqSettingIndex;
+#define NCQ_SETTING__MAX ((int)sizeof(NcqSettingIndex))
+#define NCQ_SETTING_ID(field) ((int)offsetof(NcqSettingIndex, field))
+
+/* A setting's description, from its line and its parameter row */
+typedef struct NcqSettingDesc {
+    const char *name;       /* the one name users type */
+    const char *aliases;    /* older spellings, space-separated */
+    const char *field;      /* NcqSettings' and NcqParams' field */
+    const char *key;        /* the model file's key */
+    const char *unit;       /* of the text form ("ms" for a time) */
+    const char *doc;        /* the row's doc line */
+    uint64_t min, max;      /* bounds of the stored value */
+    unsigned size;          /* its bytes: 1 a flag, 4, 8 a time (ns) */
+    uint32_t since;         /* in the saved state from this version */
+} NcqSettingDesc;
+
+/* Setting @i (0 .. NCQ_SETTING__MAX - 1); NULL past the last */
+const NcqSettingDesc *ncq_setting(int i);
+/* The setting called @name (its name or an alias); -1 if none */
+int ncq_setting_find(const char *name);
+/*
+ * Set setting @i of @s from @text, its text form, within its bounds.
+ * @as: the name the user gave (an alias ending in "-ns" reads a bare
+ * number as ns), for the one-line message naming the fix.
+ */
+int ncq_setting_parse(int i, const char *as, const char *text,
+                      NcqSettings *s, char *err, size_t errlen);
+/* Setting @i of @s in its text form (parsed back, the same value) */
+void ncq_setting_format(int i, const NcqSettings *s, char *buf, size_t len);
+/* Its bounds in the text form: "0..3600000 ms", "on or off", names */
+void ncq_setting_range(int i, char *buf, size_t len);
+/* The stored value as a number (a time in ns, an enum's index) */
+uint64_t ncq_setting_get(int i, const NcqSettings *s);
+void ncq_setting_put(int i, NcqSettings *s, uint64_t v);
+/* The settings as the docs' markdown table (ncq-sim --list-settings) */
+void ncq_settings_list(FILE *f);
 
 /* An entry of the drive's queue, for a QMP query. */
 typedef struct NcqQueueEntry {

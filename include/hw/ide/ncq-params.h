@@ -28,6 +28,7 @@
  * F(ctype, field, dim, doc): a field another row's key fills (the seek
  *   table's point count); in the fingerprint through that row.
  * NCQ_PARAM_SECTIONS lists the sections; every row's is one of them.
+ * NCQ_SETTINGS names the rows that are run-time settings as well.
  *
  * The fingerprint names a row by its C field (the format hash of every
  * version covers the names): rename a field and test-state fails.
@@ -40,7 +41,7 @@
 #define NCQ_PF_REQUIRED 1u  /* a model file must give it */
 #define NCQ_PF_HDD      2u  /* range checked for hard disks only */
 #define NCQ_PF_SSD      4u  /* range checked for SSDs only */
-#define NCQ_PF_SETTING  8u  /* also a run-time setting, in the saved state */
+#define NCQ_PF_SETTING  8u  /* also a run-time setting: NCQ_SETTINGS */
 
 #define NCQ_PB_MAX      UINT64_MAX          /* no upper bound */
 #define NCQ_PB_10S      10000000000ULL      /* times: far from overflow */
@@ -243,5 +244,30 @@
       NCQ_MAX_SPIN_NS, 0, 8, "idle this long before the cache is cleaned") \
     P(int64_t, mc_clean_ns, , media_cache, clean_ms, MS, "ms", "", 0, \
       NCQ_MAX_SPIN_NS, 0, 8, "firmware time per band cleaned")
+
+/*
+ * The run-time settings: the rows flagged NCQ_PF_SETTING, one line each,
+ * in the order NcqSettings holds them (it is generated from this list)
+ * and the saved state visits them.  S(field, name, aliases):
+ *   field    the row's NcqParams field: its type, doc line and bounds
+ *            (min, max) are the setting's; ncq_settings_check enforces them
+ *   name     the one name users type: the -device property, QMP's and
+ *            HMP's key, ncq-sim's --NAME, the docs' settings tables
+ *   aliases  older spellings still taken, space-separated; an alias
+ *            ending in "-ns" reads a bare number as nanoseconds
+ * A setting's text is its model file key's (a time may carry a unit,
+ * ns, us, ms or s; a bare number is ms).  test-settings fails when a
+ * flagged row has no line here or a line no flagged row.
+ */
+#define NCQ_SETTINGS(S) \
+    S(policy, "policy", "") \
+    S(aging_weight_milli, "aging-weight", "") \
+    S(starvation_timeout_ns, "starvation-timeout", \
+      "timeout starvation-timeout-ns") \
+    S(prio_timeout_ns, "prio-timeout", "prio-timeout-ns") \
+    S(honour_prio, "honour-prio", "") \
+    S(clustering_sectors, "clustering", "") \
+    S(write_cache, "write-cache", "") \
+    S(zero_latency, "zero-latency", "")
 
 #endif
