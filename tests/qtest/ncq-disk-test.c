@@ -359,6 +359,51 @@ static AHCICommand *ncq_set_features_async(AHCIQState *ahci, uint8_t port,
     return cmd;
 }
 
+/*
+ * Issue 37 item 6, the contract of IDEDeviceClass.exec_cmd: the hook
+ * comes before the generic table's permission check, so a device may add
+ * commands the table refuses, and what it does not take is checked and
+ * refused as without it.  A reserved command code (0Bh, in the table
+ * for no drive) ends with ABRT, leaving the drive serving, on ide-hd
+ * (no hook) and on ncq-disk (a hook that does not take it); READ LOG EXT,
+ * which the table refuses, is refused by ide-hd and served by ncq-disk.
+ */
+static void test_hook_contract(gconstpointer data)
+{
+    bool hook = !strcmp(data, "ncq-disk");
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint8_t codes[] = { 0x0b, ATA_READ_LOG_EXT };
+    uint8_t log[512];
+    AHCICommandHeader hdr;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(codes); i++) {
+        AHCICommand *cmd;
+        uint32_t tfd;
+
+        if (hook && codes[i] == ATA_READ_LOG_EXT) {
+            ncq_read_log(ahci, port, 0x10, 0, log);     /* verified */
+            continue;
+        }
+        cmd = ahci_command_create(CMD_FLUSH_CACHE);
+        ahci_command_commit(ahci, cmd, port);
+        ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+        qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, command), codes[i]);
+        ahci_command_issue(ahci, cmd);
+        tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
+        g_test_message("%s, command %02xh: TFD %08x", (const char *)data,
+                       codes[i], tfd);
+        g_assert_cmphex(tfd & AHCI_PX_TFD_STS_ERR, ==, AHCI_PX_TFD_STS_ERR);
+        g_assert_cmphex((tfd >> 8) & ATA_ERR_ABRT, ==, ATA_ERR_ABRT);
+        ahci_command_free(cmd);
+        ncq_recover(ahci, port);
+    }
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
 /* SET FEATURES, stepping the clock: 82h is held until a deadline */
 static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
 {
@@ -1548,8 +1593,8 @@ static void test_host_stall(gconstpointer data)
 {
     const StallCase *c = data;
     g_autofree char *extra = g_strdup_printf(
-        "-drive if=none,id=drive1,file=%s,format=raw "
-        "-device ide-hd,drive=drive1,bus=ide.%d", img_path, STALL_PORT);
+        "-drive if=none,id=drive1,file=null-co://,format=raw "
+        "-device ide-hd,drive=drive1,bus=ide.%d", STALL_PORT);
     AHCIQState *ahci = ahci_boot_device_args("ncq-disk",
                                              c->mmio ? img_path : STALL_IMG,
                                              "x-host-wait-ms=2000", extra);
@@ -5811,6 +5856,10 @@ static void add_reset_and_dma_tests(void)
                         &stall_queued_mmio, test_host_stall);
     qtest_add_data_func("/ncq-disk/time/host-stall/held-write-mmio-reset",
                         &stall_held_write_mmio_reset, test_host_stall);
+    qtest_add_data_func("/ncq-disk/hook/contract", "ncq-disk",
+                        test_hook_contract);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-hook-contract", "ide-hd",
+                        test_hook_contract);
     qtest_add_data_func("/ncq-disk/time/wait-blocks", NULL, test_host_wait);
     qtest_add_data_func("/ncq-disk/time/hold-clock-does-not-block", "on",
                         test_host_wait);
