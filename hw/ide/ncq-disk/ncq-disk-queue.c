@@ -31,6 +31,8 @@
 #include "hw/ide/ncq-disk.h"
 #include "trace.h"
 
+static void ncq_disk_held_wait_end(NcqDisk *d);
+
 /*
  * The media cache's band cleanings since the last call (drive-managed
  * SMR, docs/smr.md): into the trace file and QEMU's trace events.
@@ -150,6 +152,7 @@ void ncq_disk_queue_void(NcqDisk *d)
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
     ncq_disk_wait_void(d);
+    ncq_disk_held_wait_end(d);
 }
 
 /* Then every queued command is dropped and the model starts afresh. */
@@ -479,11 +482,14 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
         }
         /*
          * Wait here, virtual time standing still: the main loop is
-         * blocked meanwhile (qtest's clock_step is synchronous anyway).
+         * blocked meanwhile, for at most twice x-host-wait-ms; then on
+         * without blocking, as with x-hold-clock=on.
          */
         trace_ncq_disk_host_wait(d, c->id);
         t0 = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-        ncq_disk_wait_host(r);
+        if (!ncq_disk_wait_host(r)) {
+            return NCQ_DISK_WAIT;
+        }
         trace_ncq_disk_host_wait_done(d, c->id,
                                       qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
                                       t0);
@@ -670,7 +676,9 @@ static void ncq_disk_wait_vm_change(void *opaque, bool running,
     NcqDiskWait *w = &d->wait;
 
     while (!running && w->active) {
-        ncq_disk_wait_host(&d->reqs[w->done[w->next].id]);
+        if (!ncq_disk_wait_host(&d->reqs[w->done[w->next].id])) {
+            break;              /* the host does not answer: go on */
+        }
         ncq_disk_wait_end(d);
     }
 }
@@ -688,29 +696,144 @@ static void ncq_disk_timer_cb(void *opaque)
     ncq_disk_run_completions(d);
 }
 
-/*
- * The held non-queued command's deadline: run it through the generic
- * handler now and finish its host I/O before virtual time moves on.
- */
-void ncq_disk_run_held(NcqDisk *d)
+/* The generic handler's host I/O for the held command is in flight */
+static bool ncq_disk_held_busy(IDEState *s)
+{
+    return (s->status & BUSY_STAT) || s->pio_aiocb ||
+           (s->bus->dma && s->bus->dma->aiocb);
+}
+
+static bool ncq_disk_held_waiting(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    return d->held.deferred || d->held.running;
+}
+
+/* Run the held command through the generic handler now. */
+static void ncq_disk_held_exec(NcqDisk *d)
 {
     IDEState *s = ncq_disk_state(d);
 
-    if (!d->held.active) {
-        return;
-    }
     d->held.active = false;
     s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
     d->held.passthrough = true;
     ide_bus_exec_cmd(s->bus, d->held.cmd);
     d->held.passthrough = false;
-    blk_drain(s->blk);
-    /*
-     * A PIO write moves one block per request, the next one submitted by
-     * the previous one's completion, which a drained section queues: wait
-     * for the last block too, so that it finishes at this virtual time.
-     */
-    AIO_WAIT_WHILE(NULL, s->pio_aiocb);
+    d->held.running = ncq_disk_held_busy(s);
+}
+
+static void ncq_disk_held_wait_end(NcqDisk *d)
+{
+    d->held.deferred = false;
+    d->held.running = false;
+    timer_del(d->held.poll);
+    timer_del(d->held.keepalive);
+    if (d->held.hold) {
+        d->held.hold = false;
+        icount_release();
+    }
+}
+
+/*
+ * While the held command waits, a virtual timer stays armed a little
+ * ahead: virtual time then always has a next event.  Under icount, with
+ * the clock held, it never fires; under qtest, clock_step needs one.
+ */
+#define NCQ_DISK_KEEPALIVE_NS   (100 * SCALE_US)
+
+/*
+ * Where the held command's wait stands: its undo read has ended (it runs
+ * now), its host I/O has ended (the wait ends), or x-host-wait-ms of
+ * wall time have passed: then it runs without its undo data, or virtual
+ * time goes on while its host I/O is in flight (it completes when the
+ * host answers, as with upstream's ide-hd).
+ */
+static void ncq_disk_held_check(NcqDisk *d)
+{
+    IDEState *s = ncq_disk_state(d);
+    int64_t now = qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+    bool late = now - d->held.since_ms >= d->prop.host_wait_ms;
+
+    if (d->held.deferred && (!d->held.undo || late)) {
+        ncq_disk_held_undo_abandon(d);
+        d->held.deferred = false;
+        if (d->held.active && !d->power.off) {
+            ncq_disk_held_exec(d);
+            d->held.since_ms = now;
+            late = false;
+        }
+    }
+    if (d->held.running && (!ncq_disk_held_busy(s) || late)) {
+        if (ncq_disk_held_busy(s)) {
+            warn_report("ncq-disk: the held command's host I/O has not "
+                        "finished in %u ms (DMA to a non-RAM address?); "
+                        "virtual time goes on", d->prop.host_wait_ms);
+        }
+        d->held.running = false;
+    }
+    if (!ncq_disk_held_waiting(d)) {
+        ncq_disk_held_wait_end(d);
+        return;
+    }
+    timer_mod(d->held.poll, now + 1);
+    timer_mod(d->held.keepalive, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              NCQ_DISK_KEEPALIVE_NS);
+}
+
+static void ncq_disk_held_tick(void *opaque)
+{
+    ncq_disk_held_check(opaque);
+}
+
+/*
+ * The held non-queued command's deadline: run it through the generic
+ * handler now (once its undo read has ended) and finish its host I/O
+ * before virtual time moves on.  By default (x-hold-clock) nothing waits
+ * for the host here: under icount virtual time is held (icount_hold())
+ * and a timer on the main loop sees the I/O end; with x-hold-clock=off
+ * the main loop waits here, for at most x-host-wait-ms.
+ */
+void ncq_disk_run_held(NcqDisk *d)
+{
+    if (!d->held.active) {
+        return;
+    }
+    if (d->held.undo) {
+        d->held.deferred = true;
+    } else {
+        ncq_disk_held_exec(d);
+    }
+    if (!ncq_disk_held_waiting(d)) {
+        return;
+    }
+    if (!d->held.hold) {
+        icount_hold();
+        d->held.hold = true;
+    }
+    d->held.since_ms = qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+    ncq_disk_held_check(d);
+    if (!d->prop.hold_clock) {
+        /* the poll timer bounds it */
+        AIO_WAIT_WHILE(NULL, ncq_disk_held_waiting(d));
+    }
+}
+
+/*
+ * The VM stops (a migration, savevm) while the held command waits for
+ * its undo read: run it first, so that no saved state holds a command
+ * whose deadline has passed.
+ */
+static void ncq_disk_held_vm_change(void *opaque, bool running,
+                                    RunState state)
+{
+    NcqDisk *d = opaque;
+
+    if (!running && d->held.deferred) {
+        ncq_disk_wait_bounded(ncq_disk_held_waiting, d, d->prop.host_wait_ms);
+        d->held.since_ms = INT64_MIN / 2;   /* late: go on */
+        ncq_disk_held_check(d);
+    }
 }
 
 void ncq_disk_queue_init(NcqDisk *d)
@@ -726,6 +849,12 @@ void ncq_disk_queue_init(NcqDisk *d)
                                    ncq_disk_wait_give_up, d);
     d->wait.vm_change = qemu_add_vm_change_state_handler(
         ncq_disk_wait_vm_change, d);
+    d->held.poll = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME,
+                                 SCALE_MS, ncq_disk_held_tick, d);
+    d->held.keepalive = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_held_tick,
+                                     d);
+    d->held.vm_change = qemu_add_vm_change_state_handler(
+        ncq_disk_held_vm_change, d);
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
@@ -735,6 +864,16 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
     if (w->vm_change) {
         qemu_del_vm_change_state_handler(w->vm_change);
         w->vm_change = NULL;
+    }
+    if (d->held.vm_change) {
+        qemu_del_vm_change_state_handler(d->held.vm_change);
+        d->held.vm_change = NULL;
+    }
+    if (d->held.poll) {
+        ncq_disk_held_wait_end(d);
+        timer_free(d->held.poll);
+        timer_free(d->held.keepalive);
+        d->held.poll = d->held.keepalive = NULL;
     }
     if (w->hold) {
         icount_release();
