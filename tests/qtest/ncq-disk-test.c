@@ -3633,6 +3633,55 @@ static void test_migrate_tag_not_slot(void)
     ncq_shutdown(dst);
 }
 
+/*
+ * Issue 37 item 4: a guest that rewrites a held queued command's PRDTL
+ * (here to 0) before the state moves.  AHCI's post_load used to rebuild
+ * the command's scatter list from the command table and fail the load
+ * (0 bytes against 8 sectors); the list now comes with the stream, and
+ * the write completes on the other side with its data.
+ */
+static void test_migrate_prdt_rewritten(void)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw", img_path);
+    uint8_t port;
+    AHCIQState *src = ncq_boot_drive(drive, NULL, &port);
+    AHCIQState *dst = ncq_boot_incoming(drive, NULL);
+    uint64_t gbuf = ahci_alloc(src, 4096);
+    uint8_t out[4096], in[4096];
+    AHCICommandHeader hdr;
+    AHCICommand *cmd;
+    QDict *info;
+    uint8_t slot;
+
+    memset(out, 0x3d, sizeof(out));
+    qtest_memwrite(src->parent->qts, gbuf, out, sizeof(out));
+    cmd = ncq_prepare(src, port, WRITE_FPDMA_QUEUED, gbuf, 4096, 3737);
+    slot = ahci_command_slot(cmd);
+    ahci_command_issue_async(src, cmd);
+    ahci_get_command_header(src, port, slot, &hdr);
+    hdr.prdtl = 0;
+    ahci_set_command_header(src, port, slot, &hdr);
+    info = query_disk(src);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 1);
+    qobject_unref(info);
+
+    ncq_migrate(src, dst);
+    ncq_wait_queue_empty(dst);
+    info = query_disk(dst);
+    g_assert_cmpint(qdict_get_int(info, "completed-writes"), ==, 1);
+    qobject_unref(info);
+    g_assert_false(ahci_px_rreg(dst, port, AHCI_PX_TFD) &
+                   AHCI_PX_TFD_STS_ERR);
+    ahci_command_free(cmd);
+    ahci_free(dst, gbuf);
+    ahci_port_clear(dst, port);
+    ncq_io(dst, port, READ_FPDMA_QUEUED, in, sizeof(in), 3737);
+    g_assert(!memcmp(out, in, sizeof(in)));
+    check_still_serving(dst, port);
+    ncq_shutdown(src);
+    ncq_shutdown(dst);
+}
+
 /* The trace record of @tag: its fua, prio and cdl columns */
 static void trace_flags(const char *path, int tag, int *fua, int *prio,
                         int *cdl)
@@ -5940,6 +5989,8 @@ static void add_reset_and_dma_tests(void)
                    test_migrate_port_stopped);
     qtest_add_func("/ncq-disk/migrate/tag-not-slot",
                    test_migrate_tag_not_slot);
+    qtest_add_func("/ncq-disk/migrate/prdt-rewritten",
+                   test_migrate_prdt_rewritten);
     qtest_add_func("/ncq-disk/migrate/keeps-fua-prio-cdl",
                    test_migrate_keeps_fua_prio_cdl);
 }
