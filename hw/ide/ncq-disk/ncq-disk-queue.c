@@ -32,6 +32,40 @@
 #include "trace.h"
 
 static void ncq_disk_held_wait_end(NcqDisk *d);
+static void ncq_disk_held_check(NcqDisk *d);
+
+/*
+ * While the drive waits for the host (a queued completion, a held
+ * command), a virtual timer stays armed a little ahead: virtual time then
+ * always has a next event.  Under icount, with the clock held, it never
+ * fires; under qtest, clock_step needs one.
+ */
+#define NCQ_DISK_KEEPALIVE_NS   (100 * SCALE_US)
+
+static void ncq_disk_keepalive_arm(NcqDisk *d)
+{
+    timer_mod(d->wait.keepalive, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              NCQ_DISK_KEEPALIVE_NS);
+}
+
+/* No wait left: it goes, before it can fire (none lingers under icount) */
+static void ncq_disk_keepalive_stop(NcqDisk *d)
+{
+    if (!d->wait.active && !d->held.deferred && !d->held.running) {
+        timer_del(d->wait.keepalive);
+    }
+}
+
+static void ncq_disk_keepalive_cb(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    if (d->held.deferred || d->held.running) {
+        ncq_disk_held_check(d);     /* re-arms it while it waits */
+    } else if (d->wait.active) {
+        ncq_disk_keepalive_arm(d);
+    }
+}
 
 /*
  * The media cache's band cleanings since the last call (drive-managed
@@ -83,6 +117,7 @@ static void ncq_disk_wait_void(NcqDisk *d)
     }
     timer_del(w->give_up);
     w->active = false;
+    ncq_disk_keepalive_stop(d);
     w->next = w->n;
     w->more = false;
     if (w->hold) {
@@ -554,6 +589,7 @@ static void ncq_disk_wait_begin(NcqDisk *d)
     }
     timer_mod(w->give_up, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
               d->prop.host_wait_ms);
+    ncq_disk_keepalive_arm(d);
     trace_ncq_disk_host_wait(d, w->done[w->next].id);
 }
 
@@ -641,6 +677,7 @@ static void ncq_disk_wait_end(NcqDisk *d)
                                   w->since);
     w->active = false;
     w->hold = false;
+    ncq_disk_keepalive_stop(d);
     if (d->queue_gen != w->gen) {
         /* The queue was dropped meanwhile: the rest are void */
         w->next = w->n;
@@ -728,19 +765,13 @@ static void ncq_disk_held_wait_end(NcqDisk *d)
     d->held.deferred = false;
     d->held.running = false;
     timer_del(d->held.poll);
-    timer_del(d->held.keepalive);
+    ncq_disk_keepalive_stop(d);
     if (d->held.hold) {
         d->held.hold = false;
         icount_release();
     }
 }
 
-/*
- * While the held command waits, a virtual timer stays armed a little
- * ahead: virtual time then always has a next event.  Under icount, with
- * the clock held, it never fires; under qtest, clock_step needs one.
- */
-#define NCQ_DISK_KEEPALIVE_NS   (100 * SCALE_US)
 
 /*
  * Where the held command's wait stands: its undo read has ended (it runs
@@ -777,8 +808,7 @@ static void ncq_disk_held_check(NcqDisk *d)
         return;
     }
     timer_mod(d->held.poll, now + 1);
-    timer_mod(d->held.keepalive, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              NCQ_DISK_KEEPALIVE_NS);
+    ncq_disk_keepalive_arm(d);
 }
 
 static void ncq_disk_held_tick(void *opaque)
@@ -851,8 +881,8 @@ void ncq_disk_queue_init(NcqDisk *d)
         ncq_disk_wait_vm_change, d);
     d->held.poll = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME,
                                  SCALE_MS, ncq_disk_held_tick, d);
-    d->held.keepalive = timer_new_ns(QEMU_CLOCK_VIRTUAL, ncq_disk_held_tick,
-                                     d);
+    d->wait.keepalive = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     ncq_disk_keepalive_cb, d);
     d->held.vm_change = qemu_add_vm_change_state_handler(
         ncq_disk_held_vm_change, d);
 }
@@ -872,8 +902,9 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
     if (d->held.poll) {
         ncq_disk_held_wait_end(d);
         timer_free(d->held.poll);
-        timer_free(d->held.keepalive);
-        d->held.poll = d->held.keepalive = NULL;
+        timer_free(d->wait.keepalive);
+        d->held.poll = NULL;
+        d->wait.keepalive = NULL;
     }
     if (w->hold) {
         icount_release();

@@ -57,6 +57,7 @@ typedef struct NcqDiskWait {
     int64_t since;          /* QEMU_CLOCK_REALTIME ns the wait began */
     QEMUBH *bh;             /* the host I/O ended: go on */
     QEMUTimer *give_up;     /* x-host-wait-ms of wall time */
+    QEMUTimer *keepalive;   /* virtual: a next event while any wait lasts */
     VMChangeStateEntry *vm_change;
 } NcqDiskWait;
 
@@ -143,7 +144,6 @@ typedef struct NcqDiskHeld {
     bool hold;              /* icount_hold() taken */
     int64_t since_ms;       /* QEMU_CLOCK_REALTIME when the wait began */
     QEMUTimer *poll;        /* realtime, main AioContext: has it ended? */
-    QEMUTimer *keepalive;   /* virtual: a next event while it waits */
     VMChangeStateEntry *vm_change;
 } NcqDiskHeld;
 
