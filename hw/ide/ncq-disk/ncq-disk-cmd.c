@@ -328,7 +328,13 @@ static void ncq_disk_drop_write_done(void *opaque, int ret)
     timer_free(w->bound);
     qemu_vfree(w->buf);
     g_free(w);
+    d->held.drop_writes--;
     object_unref(OBJECT(d));
+}
+
+static bool ncq_disk_drop_writes_busy(void *opaque)
+{
+    return ((NcqDisk *)opaque)->held.drop_writes > 0;
 }
 
 /*
@@ -384,8 +390,12 @@ void ncq_disk_drop_held(NcqDisk *d)
     icount_hold();
     w->hold = true;
     object_ref(OBJECT(d));
+    d->held.drop_writes++;
     blk_aio_pwritev(s->blk, mc.lba << BDRV_SECTOR_BITS, &w->qiov, 0,
                     ncq_disk_drop_write_done, w);
+    /* A host that answers has it on the image before the reset returns */
+    ncq_disk_wait_bounded(ncq_disk_drop_writes_busy, d,
+                          NCQ_DISK_BRIEF_WAIT_MS);
 }
 
 typedef struct NcqDiskHeldIO {

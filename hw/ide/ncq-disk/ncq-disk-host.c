@@ -160,6 +160,13 @@ bool ncq_disk_wait_host(NcqDiskReq *r)
     return ncq_disk_wait_bounded(ncq_disk_req_busy, r, d->prop.host_wait_ms);
 }
 
+/* Wait for @r's host I/O NCQ_DISK_BRIEF_WAIT_MS at most; true if ended. */
+bool ncq_disk_wait_host_briefly(NcqDiskReq *r)
+{
+    return ncq_disk_wait_bounded(ncq_disk_req_busy, r,
+                                 NCQ_DISK_BRIEF_WAIT_MS);
+}
+
 /* The command's own host I/O: its data to or from the image. */
 void ncq_disk_host_io(NcqDiskReq *r)
 {

@@ -511,23 +511,27 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
 
         int64_t t0;
 
+        bool done;
+
         d->count.host_waits++;
-        if (d->prop.hold_clock) {
-            return NCQ_DISK_WAIT;       /* virtual time held meanwhile */
-        }
         /*
-         * Wait here, virtual time standing still: the main loop is
-         * blocked meanwhile, for at most twice x-host-wait-ms; then on
-         * without blocking, as with x-hold-clock=on.
+         * Wait here, virtual time standing still, the main loop blocked:
+         * briefly by default, then on without blocking, virtual time
+         * held meanwhile; with x-hold-clock=off for at most twice
+         * x-host-wait-ms.
          */
         trace_ncq_disk_host_wait(d, c->id);
         t0 = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-        if (!ncq_disk_wait_host(r)) {
+        done = d->prop.hold_clock ? ncq_disk_wait_host_briefly(r)
+                                  : ncq_disk_wait_host(r);
+        if (done) {
+            trace_ncq_disk_host_wait_done(d, c->id,
+                                          qemu_clock_get_ns(QEMU_CLOCK_REALTIME)
+                                          - t0);
+        }
+        if (d->queue_gen == gen && !done) {
             return NCQ_DISK_WAIT;
         }
-        trace_ncq_disk_host_wait_done(d, c->id,
-                                      qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
-                                      t0);
         if (d->queue_gen != gen) {
             /*
              * The wait ran AHCI's command fetch, and a command made the
@@ -824,15 +828,35 @@ static void ncq_disk_held_tick(void *opaque)
  * and a timer on the main loop sees the I/O end; with x-hold-clock=off
  * the main loop waits here, for at most x-host-wait-ms.
  */
+static bool ncq_disk_held_undo_busy(void *opaque)
+{
+    return ((NcqDisk *)opaque)->held.undo != NULL;
+}
+
+static bool ncq_disk_held_io_busy(void *opaque)
+{
+    return ncq_disk_held_busy(ncq_disk_state(opaque));
+}
+
 void ncq_disk_run_held(NcqDisk *d)
 {
     if (!d->held.active) {
         return;
     }
+    /* Briefly in the main loop first: a host that answers is done by then */
+    ncq_disk_wait_bounded(ncq_disk_held_undo_busy, d, NCQ_DISK_BRIEF_WAIT_MS);
+    if (!d->held.active) {
+        return;                 /* dropped meanwhile */
+    }
     if (d->held.undo) {
         d->held.deferred = true;
     } else {
         ncq_disk_held_exec(d);
+        if (d->held.running) {
+            ncq_disk_wait_bounded(ncq_disk_held_io_busy, d,
+                                  NCQ_DISK_BRIEF_WAIT_MS);
+            d->held.running = ncq_disk_held_busy(ncq_disk_state(d));
+        }
     }
     if (!ncq_disk_held_waiting(d)) {
         return;

@@ -27,6 +27,14 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 #define NCQ_DISK_TAG_NONQUEUED  0xff    /* error log: not a queued command */
 #define NCQ_DISK_CDL_STATS      4       /* CDL statistic selectors 1h-4h */
 
+/*
+ * How long the drive waits for a host I/O in the main loop (or the vCPU's
+ * register write) before it goes on without blocking (x-hold-clock): a
+ * host that answers does so well within it (a file in the page cache:
+ * microseconds), and QEMU stays responsive when the host does not.
+ */
+#define NCQ_DISK_BRIEF_WAIT_MS  20
+
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
     NcqDisk *disk;
@@ -142,6 +150,7 @@ typedef struct NcqDiskHeld {
     bool deferred;          /* its deadline came while undo was in flight */
     bool running;           /* the generic handler's host I/O is in flight */
     bool hold;              /* icount_hold() taken */
+    uint32_t drop_writes;   /* dropped writes on their way to the image */
     int64_t since_ms;       /* QEMU_CLOCK_REALTIME when the wait began */
     QEMUTimer *poll;        /* realtime, main AioContext: has it ended? */
     VMChangeStateEntry *vm_change;
@@ -288,6 +297,7 @@ IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
 bool ncq_disk_wait_bounded(bool (*busy)(void *opaque), void *opaque,
                            uint32_t ms);
 bool ncq_disk_wait_host(NcqDiskReq *r);
+bool ncq_disk_wait_host_briefly(NcqDiskReq *r);
 void ncq_disk_host_io(NcqDiskReq *r);
 
 /* ncq-disk-queue.c */
