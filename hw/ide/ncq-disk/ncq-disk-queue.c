@@ -688,6 +688,11 @@ static void ncq_disk_wait_end(NcqDisk *d)
     } else {
         w->resumed = true;
     }
+    /*
+     * Then what became due since (without icount virtual time moved on
+     * meanwhile), so that the next deadline armed is not in the past
+     */
+    w->more = true;
     ncq_disk_run_completions(d);
     if (hold) {
         /* After: a wait that began again took its own hold */
