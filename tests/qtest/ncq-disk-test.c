@@ -359,6 +359,51 @@ static AHCICommand *ncq_set_features_async(AHCIQState *ahci, uint8_t port,
     return cmd;
 }
 
+/*
+ * Issue 37 item 6, the contract of IDEDeviceClass.exec_cmd: the hook
+ * comes before the generic table's permission check, so a device may add
+ * commands the table refuses, and what it does not take is checked and
+ * refused as without it.  A reserved command code (0Bh, in the table
+ * for no drive) ends with ABRT, leaving the drive serving, on ide-hd
+ * (no hook) and on ncq-disk (a hook that does not take it); READ LOG EXT,
+ * which the table refuses, is refused by ide-hd and served by ncq-disk.
+ */
+static void test_hook_contract(gconstpointer data)
+{
+    bool hook = !strcmp(data, "ncq-disk");
+    uint8_t port;
+    AHCIQState *ahci = ahci_boot_spec(data, &port);
+    QTestState *qts = ahci->parent->qts;
+    uint8_t codes[] = { 0x0b, ATA_READ_LOG_EXT };
+    uint8_t log[512];
+    AHCICommandHeader hdr;
+    int i;
+
+    for (i = 0; i < ARRAY_SIZE(codes); i++) {
+        AHCICommand *cmd;
+        uint32_t tfd;
+
+        if (hook && codes[i] == ATA_READ_LOG_EXT) {
+            ncq_read_log(ahci, port, 0x10, 0, log);     /* verified */
+            continue;
+        }
+        cmd = ahci_command_create(CMD_FLUSH_CACHE);
+        ahci_command_commit(ahci, cmd, port);
+        ahci_get_command_header(ahci, port, ahci_command_slot(cmd), &hdr);
+        qtest_writeb(qts, hdr.ctba + offsetof(RegH2DFIS, command), codes[i]);
+        ahci_command_issue(ahci, cmd);
+        tfd = ahci_px_rreg(ahci, port, AHCI_PX_TFD);
+        g_test_message("%s, command %02xh: TFD %08x", (const char *)data,
+                       codes[i], tfd);
+        g_assert_cmphex(tfd & AHCI_PX_TFD_STS_ERR, ==, AHCI_PX_TFD_STS_ERR);
+        g_assert_cmphex((tfd >> 8) & ATA_ERR_ABRT, ==, ATA_ERR_ABRT);
+        ahci_command_free(cmd);
+        ncq_recover(ahci, port);
+    }
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
 /* SET FEATURES, stepping the clock: 82h is held until a deadline */
 static void ncq_set_features(AHCIQState *ahci, uint8_t port, uint8_t feature)
 {
@@ -1396,6 +1441,38 @@ static void test_dma_unaligned_piece_keeps_bounce(gconstpointer data)
 }
 
 /*
+ * Issue 37 item 5: the same write with the HBA's bounce buffer below the
+ * 512-byte alignment (x-max-bounce-buffer-size=256).  Patch
+ * "system/dma-helpers: keep what a DMA piece mapped when aligning it"
+ * gave every short piece back to wait for more of the bounce buffer,
+ * which can never hold an aligned piece: the DMA waited for ever, the
+ * bounce buffer free.  Now such a piece goes as it is.
+ */
+static void test_dma_small_bounce_buffer(gconstpointer data)
+{
+    const char *spec = data;
+    const char *props = strchr(spec, ',');
+    g_autofree char *type = g_strndup(spec, props ? props - spec
+                                                  : strlen(spec));
+    AHCIQState *ahci = ahci_boot_device_args(
+        type, img_path, props ? props + 1 : NULL,
+        "-global ich9-ahci.x-max-bounce-buffer-size=256");
+    uint64_t gbuf;
+    uint16_t id[256];
+    uint8_t port;
+
+    port = ahci_port_select(ahci);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    gbuf = ahci_alloc(ahci, 512);
+    dma_unaligned_write(ahci, port, gbuf, 0);
+    g_assert_cmpuint(drive_written_to(ahci->parent->qts), ==, 17 * 512);
+    ahci_free(ahci, gbuf);
+    check_still_serving(ahci, port);
+    ncq_shutdown(ahci);
+}
+
+/*
  * Issue 29 item 7: the drive's wait for a host I/O still in flight at a
  * command's deadline.  The host takes 2 s per request (null-co latency);
  * a queued read's deadline comes long before.  By default the timer
@@ -1467,6 +1544,143 @@ static void test_host_wait(gconstpointer data)
     qobject_unref(info);
     ahci_command_free(cmd);
     ahci_free(ahci, gbuf);
+    ncq_shutdown(ahci);
+}
+
+/*
+ * Issue a non-queued DMA command, which the drive (timing on) holds busy
+ * until the model's deadline: it is still in PxCI.
+ */
+static AHCICommand *issue_held(AHCIQState *ahci, uint8_t port,
+                               uint8_t ide_cmd, uint64_t gbuf, size_t len,
+                               uint64_t lba)
+{
+    AHCICommand *cmd = ahci_command_create(ide_cmd);
+
+    ahci_command_adjust(cmd, lba, gbuf, len, 0);
+    ahci_command_commit(ahci, cmd, port);
+    ahci_command_issue_async(ahci, cmd);
+    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_CI) &
+             (1u << ahci_command_slot(cmd)));
+    return cmd;
+}
+
+/*
+ * Issue 37, items 2 and 3: a host I/O that does not finish must not stop
+ * QEMU.  The ncq-disk on port 0 gets a command whose host I/O takes
+ * STALL_MS (a null-co image with that latency stands for a host that
+ * does not answer) or never starts (its PRDs in MMIO while other ports
+ * hold the bounce buffer); an ide-hd of its own sits on port 5.  By
+ * default the drive waits for no host I/O in the main loop or in the
+ * vCPU's register write: the register write and the clock step to the
+ * deadline return at once, QMP answers within a second, and port 5's
+ * IDENTIFY completes with its interrupts (ahci_io() checks PxIS).
+ */
+#define STALL_MS 4000
+#define STALL_IMG "null-co://,file.latency-ns=4000000000"
+#define STALL_PORT 5
+
+typedef struct StallCase {
+    uint8_t cmd;        /* the command on port 0 */
+    bool mmio;          /* its PRDs in MMIO, the bounce buffer taken */
+    bool reset;         /* a COMRESET while the drive holds it */
+} StallCase;
+
+static const StallCase stall_queued = { READ_FPDMA_QUEUED, false, false };
+static const StallCase stall_held_read = { CMD_READ_DMA_EXT, false, false };
+static const StallCase stall_held_write = { CMD_WRITE_DMA_EXT, false, false };
+static const StallCase stall_held_write_reset = {
+    CMD_WRITE_DMA_EXT, false, true
+};
+static const StallCase stall_queued_mmio = { READ_FPDMA_QUEUED, true, false };
+static const StallCase stall_held_write_mmio_reset = {
+    CMD_WRITE_DMA_EXT, true, true
+};
+
+/* Microseconds since @t0, asserted under one second. */
+static void assert_within_a_second(int64_t t0, const char *what)
+{
+    int64_t us = g_get_monotonic_time() - t0;
+
+    g_test_message("%s took %" PRId64 " ms", what, us / 1000);
+    g_assert_cmpint(us, <, 1000 * 1000);
+}
+
+/* QMP answers and the other port's drive serves, each within a second. */
+static void check_qemu_answers(AHCIQState *ahci)
+{
+    uint16_t id[256];
+    int64_t t0 = g_get_monotonic_time();
+    QDict *info = query_disk(ahci);
+
+    qobject_unref(info);
+    assert_within_a_second(t0, "query-ncq-disk");
+    t0 = g_get_monotonic_time();
+    ahci_port_clear(ahci, STALL_PORT);
+    ahci_io(ahci, STALL_PORT, CMD_IDENTIFY, id, sizeof(id), 0);
+    assert_within_a_second(t0, "IDENTIFY on the other port");
+}
+
+static void test_host_stall(gconstpointer data)
+{
+    const StallCase *c = data;
+    g_autofree char *extra = g_strdup_printf(
+        "-drive if=none,id=drive1,file=null-co://,format=raw "
+        "-device ide-hd,drive=drive1,bus=ide.%d", STALL_PORT);
+    AHCIQState *ahci = ahci_boot_device_args("ncq-disk",
+                                             c->mmio ? img_path : STALL_IMG,
+                                             "x-host-wait-ms=2000", extra);
+    QTestState *qts = ahci->parent->qts;
+    uint64_t gbuf = ahci_alloc(ahci, 4096);
+    uint64_t addr = c->mmio ? ahci->hba_bar.addr : gbuf;
+    bool queued = c->cmd == READ_FPDMA_QUEUED;
+    AHCICommand *cmd;
+    uint16_t id[256];
+    uint8_t port, p;
+    int64_t t0;
+    int i;
+
+    port = ahci_port_select(ahci);
+    g_assert_cmpuint(port, ==, 0);
+    ahci_port_clear(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
+    if (c->mmio) {
+        hold_bounce_buffer(ahci);
+    }
+    t0 = g_get_monotonic_time();
+    if (queued) {
+        cmd = ncq_prepare(ahci, port, c->cmd, addr, 4096, 300);
+        ahci_command_issue_async(ahci, cmd);
+    } else {
+        cmd = issue_held(ahci, port, c->cmd, addr, 4096, 300);
+    }
+    assert_within_a_second(t0, "issuing the command");
+    t0 = g_get_monotonic_time();
+    if (c->reset) {
+        ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 1);      /* COMRESET */
+        ahci_px_wreg(ahci, port, AHCI_PX_SCTL, 0);
+        assert_within_a_second(t0, "the COMRESET");
+    } else {
+        qtest_clock_step(qts, 1000000000);              /* its deadline */
+        assert_within_a_second(t0, "the clock step to its deadline");
+    }
+    check_qemu_answers(ahci);
+
+    if (!c->reset) {
+        /* It ends when the host answers or gives up: no step needed */
+        for (i = 0; i < 1000 && ncq_busy(ahci, port, ahci_command_slot(cmd));
+             i++) {
+            g_usleep(10 * 1000);
+        }
+        g_assert_false(ncq_busy(ahci, port, ahci_command_slot(cmd)));
+    }
+    ahci_command_free(cmd);
+    ahci_free(ahci, gbuf);
+    for (p = 1; c->mmio && p <= 4; p++) {
+        ahci_px_wreg(ahci, p, AHCI_PX_CMD, 0);
+    }
+    ncq_recover(ahci, port);
+    ahci_io(ahci, port, CMD_IDENTIFY, id, sizeof(id), 0);
     ncq_shutdown(ahci);
 }
 
@@ -3296,24 +3510,6 @@ static void add_builtin_model_tests(void)
 }
 
 /*
- * Issue a non-queued DMA command, which the drive (timing on) holds busy
- * until the model's deadline: it is still in PxCI.
- */
-static AHCICommand *issue_held(AHCIQState *ahci, uint8_t port,
-                               uint8_t ide_cmd, uint64_t gbuf, size_t len,
-                               uint64_t lba)
-{
-    AHCICommand *cmd = ahci_command_create(ide_cmd);
-
-    ahci_command_adjust(cmd, lba, gbuf, len, 0);
-    ahci_command_commit(ahci, cmd, port);
-    ahci_command_issue_async(ahci, cmd);
-    g_assert(ahci_px_rreg(ahci, port, AHCI_PX_CI) &
-             (1u << ahci_command_slot(cmd)));
-    return cmd;
-}
-
-/*
  * Issue 29, defect 4: a reset or a port stop while a non-queued READ is
  * held for its deadline drops it.  A real drive has not read the media
  * yet: no data reaches the guest's buffer, and no completion follows,
@@ -3617,6 +3813,55 @@ static void test_migrate_tag_not_slot(void)
     ahci_px_set(dst, port, AHCI_PX_CMD, AHCI_PX_CMD_ST);
     ahci_port_clear(dst, port);
     ncq_io(dst, port, READ_FPDMA_QUEUED, in, sizeof(in), 4242);
+    g_assert(!memcmp(out, in, sizeof(in)));
+    check_still_serving(dst, port);
+    ncq_shutdown(src);
+    ncq_shutdown(dst);
+}
+
+/*
+ * Issue 37 item 4: a guest that rewrites a held queued command's PRDTL
+ * (here to 0) before the state moves.  AHCI's post_load used to rebuild
+ * the command's scatter list from the command table and fail the load
+ * (0 bytes against 8 sectors); the list now comes with the stream, and
+ * the write completes on the other side with its data.
+ */
+static void test_migrate_prdt_rewritten(void)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw", img_path);
+    uint8_t port;
+    AHCIQState *src = ncq_boot_drive(drive, NULL, &port);
+    AHCIQState *dst = ncq_boot_incoming(drive, NULL);
+    uint64_t gbuf = ahci_alloc(src, 4096);
+    uint8_t out[4096], in[4096];
+    AHCICommandHeader hdr;
+    AHCICommand *cmd;
+    QDict *info;
+    uint8_t slot;
+
+    memset(out, 0x3d, sizeof(out));
+    qtest_memwrite(src->parent->qts, gbuf, out, sizeof(out));
+    cmd = ncq_prepare(src, port, WRITE_FPDMA_QUEUED, gbuf, 4096, 3737);
+    slot = ahci_command_slot(cmd);
+    ahci_command_issue_async(src, cmd);
+    ahci_get_command_header(src, port, slot, &hdr);
+    hdr.prdtl = 0;
+    ahci_set_command_header(src, port, slot, &hdr);
+    info = query_disk(src);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 1);
+    qobject_unref(info);
+
+    ncq_migrate(src, dst);
+    ncq_wait_queue_empty(dst);
+    info = query_disk(dst);
+    g_assert_cmpint(qdict_get_int(info, "completed-writes"), ==, 1);
+    qobject_unref(info);
+    g_assert_false(ahci_px_rreg(dst, port, AHCI_PX_TFD) &
+                   AHCI_PX_TFD_STS_ERR);
+    ahci_command_free(cmd);
+    ahci_free(dst, gbuf);
+    ahci_port_clear(dst, port);
+    ncq_io(dst, port, READ_FPDMA_QUEUED, in, sizeof(in), 3737);
     g_assert(!memcmp(out, in, sizeof(in)));
     check_still_serving(dst, port);
     ncq_shutdown(src);
@@ -6040,6 +6285,26 @@ static void add_reset_and_dma_tests(void)
                         test_reset_stops_dma_from_mmio);
     qtest_add_data_func("/ncq-disk/upstream/ide-hd-reset-stops-dma-from-mmio",
                         "ide-hd", test_reset_stops_dma_from_mmio);
+    qtest_add_data_func("/ncq-disk/time/host-stall/queued", &stall_queued,
+                        test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/held-read",
+                        &stall_held_read, test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/held-write",
+                        &stall_held_write, test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/held-write-reset",
+                        &stall_held_write_reset, test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/queued-mmio",
+                        &stall_queued_mmio, test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/held-write-mmio-reset",
+                        &stall_held_write_mmio_reset, test_host_stall);
+    qtest_add_data_func("/ncq-disk/hook/contract", "ncq-disk",
+                        test_hook_contract);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-hook-contract", "ide-hd",
+                        test_hook_contract);
+    qtest_add_data_func("/ncq-disk/dma/small-bounce-buffer", "ncq-disk",
+                        test_dma_small_bounce_buffer);
+    qtest_add_data_func("/ncq-disk/upstream/ide-hd-dma-small-bounce-buffer",
+                        "ide-hd", test_dma_small_bounce_buffer);
     qtest_add_data_func("/ncq-disk/time/wait-blocks", NULL, test_host_wait);
     qtest_add_data_func("/ncq-disk/time/hold-clock-does-not-block", "on",
                         test_host_wait);
@@ -6088,6 +6353,8 @@ static void add_reset_and_dma_tests(void)
                    test_migrate_port_stopped);
     qtest_add_func("/ncq-disk/migrate/tag-not-slot",
                    test_migrate_tag_not_slot);
+    qtest_add_func("/ncq-disk/migrate/prdt-rewritten",
+                   test_migrate_prdt_rewritten);
     qtest_add_func("/ncq-disk/migrate/keeps-fua-prio-cdl",
                    test_migrate_keeps_fua_prio_cdl);
 }

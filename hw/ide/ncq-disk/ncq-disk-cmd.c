@@ -13,9 +13,13 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/main-loop.h"
+#include "qemu/memalign.h"
 #include "qemu/timer.h"
 #include "block/aio-wait.h"
 #include "system/block-backend.h"
+#include "system/cpu-timers.h"
 #include "system/dma.h"
 #include "../ide-internal.h"
 #include "ncq-disk.h"
@@ -265,7 +269,7 @@ static NcqDiskHoldResult ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
     }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     if (mc.op == NCQ_OP_WRITE) {
-        ncq_disk_save_undo(d, mc.lba, mc.sectors, now);
+        ncq_disk_held_undo_start(d, mc.lba, mc.sectors, now);
     }
     rc = ncq_model_submit(d->model, &mc, now);
     if (mc.zone_action && mc.zone_action != NCQ_ZONE_REPORT) {
@@ -289,25 +293,70 @@ static NcqDiskHoldResult ncq_disk_hold(NcqDisk *d, IDEState *s, uint8_t cmd,
     return NCQ_DISK_HELD;
 }
 
-static void ncq_disk_held_data_done(void *opaque, int ret)
+/* A dropped held WRITE's data on its way to the image */
+typedef struct NcqDiskDropWrite {
+    NcqDisk *disk;
+    uint8_t *buf;
+    QEMUIOVector qiov;
+    bool hold;              /* icount_hold() taken */
+    QEMUTimer *bound;       /* x-host-wait-ms: virtual time goes on */
+} NcqDiskDropWrite;
+
+static void ncq_disk_drop_write_release(NcqDiskDropWrite *w)
 {
-    *(bool *)opaque = true;
+    if (w->hold) {
+        w->hold = false;
+        icount_release();
+    }
+}
+
+static void ncq_disk_drop_write_late(void *opaque)
+{
+    NcqDiskDropWrite *w = opaque;
+
+    warn_report("ncq-disk: a dropped write has not reached the image in "
+                "%u ms; virtual time goes on", w->disk->prop.host_wait_ms);
+    ncq_disk_drop_write_release(w);
+}
+
+static void ncq_disk_drop_write_done(void *opaque, int ret)
+{
+    NcqDiskDropWrite *w = opaque;
+    NcqDisk *d = w->disk;
+
+    ncq_disk_drop_write_release(w);
+    timer_free(w->bound);
+    qemu_vfree(w->buf);
+    g_free(w);
+    d->held.drop_writes--;
+    object_unref(OBJECT(d));
+}
+
+static bool ncq_disk_drop_writes_busy(void *opaque)
+{
+    return ((NcqDisk *)opaque)->held.drop_writes > 0;
 }
 
 /*
  * The held command is dropped: a reset, or the HBA forgot it (its port
  * stopped).  No completion follows.  A WRITE's data went to the drive
  * right after the command, as a real drive takes it into its buffer long
- * before its deadline: it goes to the image now, through the HBA's
- * scatter list, which is still there.  A READ has read nothing and moves
- * nothing; FLUSH and TRIM have done nothing.
+ * before its deadline: it is copied from guest memory now, through the
+ * HBA's scatter list, which is still there (a copy, not a DMA: PRDs in
+ * MMIO cannot park it for a bounce buffer), and goes to the image
+ * without the register write waiting for the host.  Under icount
+ * virtual time waits for it (icount_hold()), at most x-host-wait-ms of
+ * wall time, so that the guest's next read finds it there.  A READ has
+ * read nothing and moves nothing; FLUSH and TRIM have done nothing.
  */
 void ncq_disk_drop_held(NcqDisk *d)
 {
     IDEState *s = ncq_disk_state(d);
     const NcqDiskCmd *c = &ncq_disk_cmd_table[d->held.cmd];
     const IDEDMAOps *ops = s->bus->dma ? s->bus->dma->ops : NULL;
-    bool done = false;
+    NcqDiskDropWrite *w;
+    int32_t prepared;
+    dma_addr_t len;
     NcqCmd mc;
 
     if (!d->held.active) {
@@ -315,22 +364,45 @@ void ncq_disk_drop_held(NcqDisk *d)
     }
     d->held.active = false;
     d->held.error = 0;
+    ncq_disk_held_undo_abandon(d);
     if (c->op != NCQ_OP_WRITE || !ncq_disk_decode(s, c, &mc) ||
         !ops || !ops->prepare_buf) {
         return;
     }
     s->io_buffer_offset = 0;
-    if (ops->prepare_buf(s->bus->dma, mc.sectors * BDRV_SECTOR_SIZE) > 0) {
-        dma_blk_write(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
-                      BDRV_SECTOR_SIZE, ncq_disk_held_data_done, &done);
-        AIO_WAIT_WHILE(NULL, !done);
+    prepared = ops->prepare_buf(s->bus->dma, mc.sectors * BDRV_SECTOR_SIZE);
+    len = QEMU_ALIGN_DOWN(MAX(prepared, 0), BDRV_SECTOR_SIZE);
+    if (!len) {
+        qemu_sglist_destroy(&s->sg);
+        return;
     }
+    w = g_new0(NcqDiskDropWrite, 1);
+    w->disk = d;
+    w->buf = blk_blockalign(s->blk, len);
+    /* dma_buf_write: from guest memory */
+    dma_buf_write(w->buf, len, NULL, &s->sg, MEMTXATTRS_UNSPECIFIED);
     qemu_sglist_destroy(&s->sg);
+    qemu_iovec_init_buf(&w->qiov, w->buf, len);
+    w->bound = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME,
+                             SCALE_MS, ncq_disk_drop_write_late, w);
+    timer_mod(w->bound, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+              d->prop.host_wait_ms);
+    icount_hold();
+    w->hold = true;
+    object_ref(OBJECT(d));
+    d->held.drop_writes++;
+    blk_aio_pwritev(s->blk, mc.lba << BDRV_SECTOR_BITS, &w->qiov, 0,
+                    ncq_disk_drop_write_done, w);
+    /* A host that answers has it on the image before the reset returns */
+    ncq_disk_wait_bounded(ncq_disk_drop_writes_busy, d,
+                          NCQ_DISK_BRIEF_WAIT_MS);
 }
 
 typedef struct NcqDiskHeldIO {
     bool done;
     int ret;
+    bool abandoned;         /* the caller went on: free it when done */
+    QEMUSGList sg;          /* the HBA's list, kept for the DMA */
 } NcqDiskHeldIO;
 
 static void ncq_disk_held_io_done(void *opaque, int ret)
@@ -339,37 +411,70 @@ static void ncq_disk_held_io_done(void *opaque, int ret)
 
     io->ret = ret;
     io->done = true;
+    if (io->abandoned) {
+        qemu_sglist_destroy(&io->sg);
+        g_free(io);
+    }
+}
+
+static bool ncq_disk_held_io_busy(void *opaque)
+{
+    return !((NcqDiskHeldIO *)opaque)->done;
 }
 
 /*
  * Move the held READ/WRITE DMA's data now, between the image and the
  * HBA's scatter list, as the generic handler would; false if the list is
- * too short or the image fails.
+ * too short or the image fails.  The wait is bounded: after
+ * x-host-wait-ms the DMA is cancelled (a parked one ends at once), and
+ * after as long again the command fails without it; the DMA keeps its
+ * own copy of the list until it ends.
  */
-static bool ncq_disk_held_transfer(IDEState *s, const NcqDiskCmd *c)
+static bool ncq_disk_held_transfer(NcqDisk *d, IDEState *s,
+                                   const NcqDiskCmd *c)
 {
     const IDEDMAOps *ops = s->bus->dma ? s->bus->dma->ops : NULL;
-    NcqDiskHeldIO io = { .ret = -EIO };
+    NcqDiskHeldIO *io;
+    BlockAIOCB *acb;
     int64_t bytes;
     NcqCmd mc;
+    bool ok;
 
     if (!ncq_disk_decode(s, c, &mc) || !ops || !ops->prepare_buf) {
         return false;
     }
     bytes = (int64_t)mc.sectors * BDRV_SECTOR_SIZE;
     s->io_buffer_offset = 0;
-    if (ops->prepare_buf(s->bus->dma, bytes) >= bytes) {
-        if (c->op == NCQ_OP_WRITE) {
-            dma_blk_write(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
-                          BDRV_SECTOR_SIZE, ncq_disk_held_io_done, &io);
-        } else {
-            dma_blk_read(s->blk, &s->sg, mc.lba << BDRV_SECTOR_BITS,
-                         BDRV_SECTOR_SIZE, ncq_disk_held_io_done, &io);
-        }
-        AIO_WAIT_WHILE(NULL, !io.done);
+    if (ops->prepare_buf(s->bus->dma, bytes) < bytes) {
+        qemu_sglist_destroy(&s->sg);
+        return false;
     }
-    qemu_sglist_destroy(&s->sg);
-    return io.done && io.ret == 0;
+    io = g_new0(NcqDiskHeldIO, 1);
+    io->sg = s->sg;             /* the list moves to the I/O */
+    memset(&s->sg, 0, sizeof(s->sg));
+    if (c->op == NCQ_OP_WRITE) {
+        acb = dma_blk_write(s->blk, &io->sg, mc.lba << BDRV_SECTOR_BITS,
+                            BDRV_SECTOR_SIZE, ncq_disk_held_io_done, io);
+    } else {
+        acb = dma_blk_read(s->blk, &io->sg, mc.lba << BDRV_SECTOR_BITS,
+                           BDRV_SECTOR_SIZE, ncq_disk_held_io_done, io);
+    }
+    if (!ncq_disk_wait_bounded(ncq_disk_held_io_busy, io,
+                               d->prop.host_wait_ms)) {
+        warn_report("ncq-disk: a held command's data has not moved in %u "
+                    "ms (DMA to a non-RAM address?); failing it",
+                    d->prop.host_wait_ms);
+        blk_aio_cancel_async(acb);
+        if (!ncq_disk_wait_bounded(ncq_disk_held_io_busy, io,
+                                   d->prop.host_wait_ms)) {
+            io->abandoned = true;
+            return false;
+        }
+    }
+    ok = io->ret == 0;
+    qemu_sglist_destroy(&io->sg);
+    g_free(io);
+    return ok;
 }
 
 /*
@@ -384,7 +489,7 @@ static bool ncq_disk_held_cdl(NcqDisk *d, IDEState *s, const NcqDiskCmd *c)
     if (!bits || (bits & ERR_STAT)) {
         return bits;
     }
-    if (!ncq_disk_held_transfer(s, c)) {
+    if (!ncq_disk_held_transfer(d, s, c)) {
         ide_abort_command(s);
         return true;
     }

@@ -111,34 +111,60 @@ static void ncq_disk_wait_expired(void *opaque)
 }
 
 /*
- * Wait for @r's host I/O without letting virtual time move (the caller
- * is about to complete it, or to overwrite its sectors).  Host I/O always
- * finishes, except a DMA parked for a bounce buffer that nothing will
- * free: a guest can point PRDs at MMIO after filling the bounce buffer
- * with command lists mapped there too.  So after x-host-wait-ms of wall
- * time give up: cancel it (its command then fails) rather than hang QEMU.
+ * Wait, running the main AioContext's handlers, while @busy(@opaque) and
+ * for at most @ms of wall time; true if it ended in time.
  */
-void ncq_disk_wait_host(NcqDiskReq *r)
+bool ncq_disk_wait_bounded(bool (*busy)(void *opaque), void *opaque,
+                           uint32_t ms)
 {
-    NcqDisk *d = r->disk;
     bool expired = false;
     QEMUTimer *t;
 
-    if (r->host_done) {
-        return;
+    if (!busy(opaque)) {
+        return true;
     }
     t = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME, SCALE_MS,
                       ncq_disk_wait_expired, &expired);
-    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + d->prop.host_wait_ms);
-    AIO_WAIT_WHILE(NULL, !r->host_done && !expired);
+    timer_mod(t, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) + ms);
+    AIO_WAIT_WHILE(NULL, busy(opaque) && !expired);
     timer_free(t);
-    if (!r->host_done) {
-        warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
-                    "ms (DMA to a non-RAM address?); failing its command",
-                    r - d->reqs, d->prop.host_wait_ms);
-        blk_aio_cancel_async(r->aiocb);
-        AIO_WAIT_WHILE(NULL, !r->host_done);
+    return !busy(opaque);
+}
+
+static bool ncq_disk_req_busy(void *opaque)
+{
+    return !((NcqDiskReq *)opaque)->host_done;
+}
+
+/*
+ * Wait for @r's host I/O without letting virtual time move (the caller
+ * is about to complete it, or to overwrite its sectors); true if it has
+ * ended.  Host I/O may never end: a DMA parked for a bounce buffer that
+ * nothing will free (a guest can point PRDs at MMIO after filling the
+ * bounce buffer with command lists mapped there too), or a host that
+ * does not answer.  So after x-host-wait-ms of wall time it is cancelled
+ * (a parked DMA then ends at once, and its command fails), and after as
+ * long again the caller goes on without it rather than hang QEMU.
+ */
+bool ncq_disk_wait_host(NcqDiskReq *r)
+{
+    NcqDisk *d = r->disk;
+
+    if (ncq_disk_wait_bounded(ncq_disk_req_busy, r, d->prop.host_wait_ms)) {
+        return true;
     }
+    warn_report("ncq-disk: host I/O of tag %td has not finished in %u "
+                "ms (DMA to a non-RAM address?); failing its command",
+                r - d->reqs, d->prop.host_wait_ms);
+    blk_aio_cancel_async(r->aiocb);
+    return ncq_disk_wait_bounded(ncq_disk_req_busy, r, d->prop.host_wait_ms);
+}
+
+/* Wait for @r's host I/O NCQ_DISK_BRIEF_WAIT_MS at most; true if ended. */
+bool ncq_disk_wait_host_briefly(NcqDiskReq *r)
+{
+    return ncq_disk_wait_bounded(ncq_disk_req_busy, r,
+                                 NCQ_DISK_BRIEF_WAIT_MS);
 }
 
 /* The command's own host I/O: its data to or from the image. */

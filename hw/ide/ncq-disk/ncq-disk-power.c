@@ -137,24 +137,79 @@ void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n)
                               &r->undo_qiov, 0, ncq_disk_undo_read_done, r);
 }
 
-/* For a non-queued write: read and keep the old contents at once. */
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n, int64_t now)
+/* A held non-queued write's undo read (ncq_disk_held_undo_start()) */
+typedef struct NcqDiskUndoRead {
+    NcqDisk *disk;
+    uint64_t first;
+    uint8_t *buf;
+    QEMUIOVector qiov;
+    bool abandoned;         /* given up on: what it reads is not kept */
+} NcqDiskUndoRead;
+
+static void ncq_disk_held_undo_done(void *opaque, int ret)
+{
+    NcqDiskUndoRead *u = opaque;
+    NcqDisk *d = u->disk;
+    uint32_t n = u->qiov.size / BDRV_SECTOR_SIZE;
+
+    if (!u->abandoned && d->power.undo) {
+        if (ret < 0) {
+            ncq_disk_undo_lost(u->first, n);
+        } else {
+            ncq_disk_undo_keep(d, u->first, n, u->buf);
+        }
+    }
+    if (d->held.undo == u) {
+        d->held.undo = NULL;
+    }
+    qemu_vfree(u->buf);
+    g_free(u);
+    object_unref(OBJECT(d));
+}
+
+/*
+ * For a held non-queued write: read the old contents of its sectors
+ * while the drive holds it, not in the vCPU's register write; its
+ * deadline waits for the read (ncq_disk_run_held()).  The device stays
+ * alive until the read ends, whatever happens to it meanwhile.
+ */
+void ncq_disk_held_undo_start(NcqDisk *d, uint64_t lba, uint32_t n,
+                              int64_t now)
 {
     IDEState *s = ncq_disk_state(d);
-    g_autofree uint8_t *buf = NULL;
+    NcqDiskUndoRead *u;
     uint64_t first;
     uint32_t count = ncq_disk_undo_prepare(d, lba, n, now, &first);
 
     if (!count) {
         return;
     }
-    buf = g_malloc(count * BDRV_SECTOR_SIZE);
-    if (blk_pread(s->blk, first * BDRV_SECTOR_SIZE,
-                  count * BDRV_SECTOR_SIZE, buf, 0) < 0) {
-        ncq_disk_undo_lost(first, count);
+    u = g_new0(NcqDiskUndoRead, 1);
+    u->disk = d;
+    u->first = first;
+    u->buf = blk_blockalign(s->blk, count * BDRV_SECTOR_SIZE);
+    qemu_iovec_init_buf(&u->qiov, u->buf, count * BDRV_SECTOR_SIZE);
+    object_ref(OBJECT(d));
+    d->held.undo = u;
+    blk_aio_preadv(s->blk, first * BDRV_SECTOR_SIZE, &u->qiov, 0,
+                   ncq_disk_held_undo_done, u);
+}
+
+/*
+ * Go on without the held write's undo read (it took longer than
+ * x-host-wait-ms, or the write is dropped): a power cut will not give
+ * those sectors back.
+ */
+void ncq_disk_held_undo_abandon(NcqDisk *d)
+{
+    NcqDiskUndoRead *u = d->held.undo;
+
+    if (!u) {
         return;
     }
-    ncq_disk_undo_keep(d, first, count, buf);
+    u->abandoned = true;
+    d->held.undo = NULL;
+    ncq_disk_undo_lost(u->first, u->qiov.size / BDRV_SECTOR_SIZE);
 }
 
 /*

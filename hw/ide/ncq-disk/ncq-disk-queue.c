@@ -31,6 +31,42 @@
 #include "ncq-disk.h"
 #include "trace.h"
 
+static void ncq_disk_held_wait_end(NcqDisk *d);
+static void ncq_disk_held_check(NcqDisk *d);
+
+/*
+ * While the drive waits for the host (a queued completion, a held
+ * command), a virtual timer stays armed a little ahead: virtual time then
+ * always has a next event.  Under icount, with the clock held, it never
+ * fires; under qtest, clock_step needs one.
+ */
+#define NCQ_DISK_KEEPALIVE_NS   (100 * SCALE_US)
+
+static void ncq_disk_keepalive_arm(NcqDisk *d)
+{
+    timer_mod(d->wait.keepalive, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              NCQ_DISK_KEEPALIVE_NS);
+}
+
+/* No wait left: it goes, before it can fire (none lingers under icount) */
+static void ncq_disk_keepalive_stop(NcqDisk *d)
+{
+    if (!d->wait.active && !d->held.deferred && !d->held.running) {
+        timer_del(d->wait.keepalive);
+    }
+}
+
+static void ncq_disk_keepalive_cb(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    if (d->held.deferred || d->held.running) {
+        ncq_disk_held_check(d);     /* re-arms it while it waits */
+    } else if (d->wait.active) {
+        ncq_disk_keepalive_arm(d);
+    }
+}
+
 /*
  * The media cache's band cleanings since the last call (drive-managed
  * SMR, docs/smr.md): into the trace file and QEMU's trace events.
@@ -81,6 +117,7 @@ static void ncq_disk_wait_void(NcqDisk *d)
     }
     timer_del(w->give_up);
     w->active = false;
+    ncq_disk_keepalive_stop(d);
     w->next = w->n;
     w->more = false;
     if (w->hold) {
@@ -150,6 +187,7 @@ void ncq_disk_queue_void(NcqDisk *d)
     trace_ncq_disk_reset(d, ncq_disk_outstanding(d));
     d->queue_gen++;
     ncq_disk_wait_void(d);
+    ncq_disk_held_wait_end(d);
 }
 
 /* Then every queued command is dropped and the model starts afresh. */
@@ -521,20 +559,27 @@ static NcqDiskNext ncq_disk_complete_queued(NcqDisk *d, NcqCompletion *c)
 
         int64_t t0;
 
+        bool done;
+
         d->count.host_waits++;
-        if (d->prop.hold_clock) {
-            return NCQ_DISK_WAIT;       /* virtual time held meanwhile */
-        }
         /*
-         * Wait here, virtual time standing still: the main loop is
-         * blocked meanwhile (qtest's clock_step is synchronous anyway).
+         * Wait here, virtual time standing still, the main loop blocked:
+         * briefly by default, then on without blocking, virtual time
+         * held meanwhile; with x-hold-clock=off for at most twice
+         * x-host-wait-ms.
          */
         trace_ncq_disk_host_wait(d, c->id);
         t0 = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-        ncq_disk_wait_host(r);
-        trace_ncq_disk_host_wait_done(d, c->id,
-                                      qemu_clock_get_ns(QEMU_CLOCK_REALTIME) -
-                                      t0);
+        done = d->prop.hold_clock ? ncq_disk_wait_host_briefly(r)
+                                  : ncq_disk_wait_host(r);
+        if (done) {
+            trace_ncq_disk_host_wait_done(d, c->id,
+                                          qemu_clock_get_ns(QEMU_CLOCK_REALTIME)
+                                          - t0);
+        }
+        if (d->queue_gen == gen && !done) {
+            return NCQ_DISK_WAIT;
+        }
         if (d->queue_gen != gen) {
             /*
              * The wait ran AHCI's command fetch, and a command made the
@@ -596,6 +641,7 @@ static void ncq_disk_wait_begin(NcqDisk *d)
     }
     timer_mod(w->give_up, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
               d->prop.host_wait_ms);
+    ncq_disk_keepalive_arm(d);
     trace_ncq_disk_host_wait(d, w->done[w->next].id);
 }
 
@@ -683,12 +729,18 @@ static void ncq_disk_wait_end(NcqDisk *d)
                                   w->since);
     w->active = false;
     w->hold = false;
+    ncq_disk_keepalive_stop(d);
     if (d->queue_gen != w->gen) {
         /* The queue was dropped meanwhile: the rest are void */
         w->next = w->n;
     } else {
         w->resumed = true;
     }
+    /*
+     * Then what became due since (without icount virtual time moved on
+     * meanwhile), so that the next deadline armed is not in the past
+     */
+    w->more = true;
     ncq_disk_run_completions(d);
     if (hold) {
         /* After: a wait that began again took its own hold */
@@ -718,7 +770,9 @@ static void ncq_disk_wait_vm_change(void *opaque, bool running,
     NcqDiskWait *w = &d->wait;
 
     while (!running && w->active) {
-        ncq_disk_wait_host(&d->reqs[w->done[w->next].id]);
+        if (!ncq_disk_wait_host(&d->reqs[w->done[w->next].id])) {
+            break;              /* the host does not answer: go on */
+        }
         ncq_disk_wait_end(d);
     }
 }
@@ -736,29 +790,157 @@ static void ncq_disk_timer_cb(void *opaque)
     ncq_disk_run_completions(d);
 }
 
-/*
- * The held non-queued command's deadline: run it through the generic
- * handler now and finish its host I/O before virtual time moves on.
- */
-void ncq_disk_run_held(NcqDisk *d)
+/* The generic handler's host I/O for the held command is in flight */
+static bool ncq_disk_held_busy(IDEState *s)
+{
+    return (s->status & BUSY_STAT) || s->pio_aiocb ||
+           (s->bus->dma && s->bus->dma->aiocb);
+}
+
+static bool ncq_disk_held_waiting(void *opaque)
+{
+    NcqDisk *d = opaque;
+
+    return d->held.deferred || d->held.running;
+}
+
+/* Run the held command through the generic handler now. */
+static void ncq_disk_held_exec(NcqDisk *d)
 {
     IDEState *s = ncq_disk_state(d);
 
-    if (!d->held.active) {
-        return;
-    }
     d->held.active = false;
     s->status = READY_STAT;     /* ide_bus_exec_cmd() refuses a busy drive */
     d->held.passthrough = true;
     ide_bus_exec_cmd(s->bus, d->held.cmd);
     d->held.passthrough = false;
-    blk_drain(s->blk);
-    /*
-     * A PIO write moves one block per request, the next one submitted by
-     * the previous one's completion, which a drained section queues: wait
-     * for the last block too, so that it finishes at this virtual time.
-     */
-    AIO_WAIT_WHILE(NULL, s->pio_aiocb);
+    d->held.running = ncq_disk_held_busy(s);
+}
+
+static void ncq_disk_held_wait_end(NcqDisk *d)
+{
+    d->held.deferred = false;
+    d->held.running = false;
+    timer_del(d->held.poll);
+    ncq_disk_keepalive_stop(d);
+    if (d->held.hold) {
+        d->held.hold = false;
+        icount_release();
+    }
+}
+
+
+/*
+ * Where the held command's wait stands: its undo read has ended (it runs
+ * now), its host I/O has ended (the wait ends), or x-host-wait-ms of
+ * wall time have passed: then it runs without its undo data, or virtual
+ * time goes on while its host I/O is in flight (it completes when the
+ * host answers, as with upstream's ide-hd).
+ */
+static void ncq_disk_held_check(NcqDisk *d)
+{
+    IDEState *s = ncq_disk_state(d);
+    int64_t now = qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+    bool late = now - d->held.since_ms >= d->prop.host_wait_ms;
+
+    if (d->held.deferred && (!d->held.undo || late)) {
+        ncq_disk_held_undo_abandon(d);
+        d->held.deferred = false;
+        if (d->held.active && !d->power.off) {
+            ncq_disk_held_exec(d);
+            d->held.since_ms = now;
+            late = false;
+        }
+    }
+    if (d->held.running && (!ncq_disk_held_busy(s) || late)) {
+        if (ncq_disk_held_busy(s)) {
+            warn_report("ncq-disk: the held command's host I/O has not "
+                        "finished in %u ms (DMA to a non-RAM address?); "
+                        "virtual time goes on", d->prop.host_wait_ms);
+        }
+        d->held.running = false;
+    }
+    if (!ncq_disk_held_waiting(d)) {
+        ncq_disk_held_wait_end(d);
+        return;
+    }
+    timer_mod(d->held.poll, now + 1);
+    ncq_disk_keepalive_arm(d);
+}
+
+static void ncq_disk_held_tick(void *opaque)
+{
+    ncq_disk_held_check(opaque);
+}
+
+/*
+ * The held non-queued command's deadline: run it through the generic
+ * handler now (once its undo read has ended) and finish its host I/O
+ * before virtual time moves on.  By default (x-hold-clock) nothing waits
+ * for the host here: under icount virtual time is held (icount_hold())
+ * and a timer on the main loop sees the I/O end; with x-hold-clock=off
+ * the main loop waits here, for at most x-host-wait-ms.
+ */
+static bool ncq_disk_held_undo_busy(void *opaque)
+{
+    return ((NcqDisk *)opaque)->held.undo != NULL;
+}
+
+static bool ncq_disk_held_io_busy(void *opaque)
+{
+    return ncq_disk_held_busy(ncq_disk_state(opaque));
+}
+
+void ncq_disk_run_held(NcqDisk *d)
+{
+    if (!d->held.active) {
+        return;
+    }
+    /* Briefly in the main loop first: a host that answers is done by then */
+    ncq_disk_wait_bounded(ncq_disk_held_undo_busy, d, NCQ_DISK_BRIEF_WAIT_MS);
+    if (!d->held.active) {
+        return;                 /* dropped meanwhile */
+    }
+    if (d->held.undo) {
+        d->held.deferred = true;
+    } else {
+        ncq_disk_held_exec(d);
+        if (d->held.running) {
+            ncq_disk_wait_bounded(ncq_disk_held_io_busy, d,
+                                  NCQ_DISK_BRIEF_WAIT_MS);
+            d->held.running = ncq_disk_held_busy(ncq_disk_state(d));
+        }
+    }
+    if (!ncq_disk_held_waiting(d)) {
+        return;
+    }
+    if (!d->held.hold) {
+        icount_hold();
+        d->held.hold = true;
+    }
+    d->held.since_ms = qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+    ncq_disk_held_check(d);
+    if (!d->prop.hold_clock) {
+        /* the poll timer bounds it */
+        AIO_WAIT_WHILE(NULL, ncq_disk_held_waiting(d));
+    }
+}
+
+/*
+ * The VM stops (a migration, savevm) while the held command waits for
+ * its undo read: run it first, so that no saved state holds a command
+ * whose deadline has passed.
+ */
+static void ncq_disk_held_vm_change(void *opaque, bool running,
+                                    RunState state)
+{
+    NcqDisk *d = opaque;
+
+    if (!running && d->held.deferred) {
+        ncq_disk_wait_bounded(ncq_disk_held_waiting, d, d->prop.host_wait_ms);
+        d->held.since_ms = INT64_MIN / 2;   /* late: go on */
+        ncq_disk_held_check(d);
+    }
 }
 
 void ncq_disk_queue_init(NcqDisk *d)
@@ -774,6 +956,12 @@ void ncq_disk_queue_init(NcqDisk *d)
                                    ncq_disk_wait_give_up, d);
     d->wait.vm_change = qemu_add_vm_change_state_handler(
         ncq_disk_wait_vm_change, d);
+    d->held.poll = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME,
+                                 SCALE_MS, ncq_disk_held_tick, d);
+    d->wait.keepalive = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     ncq_disk_keepalive_cb, d);
+    d->held.vm_change = qemu_add_vm_change_state_handler(
+        ncq_disk_held_vm_change, d);
 }
 
 void ncq_disk_queue_cleanup(NcqDisk *d)
@@ -783,6 +971,17 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
     if (w->vm_change) {
         qemu_del_vm_change_state_handler(w->vm_change);
         w->vm_change = NULL;
+    }
+    if (d->held.vm_change) {
+        qemu_del_vm_change_state_handler(d->held.vm_change);
+        d->held.vm_change = NULL;
+    }
+    if (d->held.poll) {
+        ncq_disk_held_wait_end(d);
+        timer_free(d->held.poll);
+        timer_free(d->wait.keepalive);
+        d->held.poll = NULL;
+        d->wait.keepalive = NULL;
     }
     if (w->hold) {
         icount_release();

@@ -438,7 +438,7 @@ static const Property ncq_disk_properties[] = {
     DEFINE_PROP_STRING("zone-state", NcqDisk, prop.zone_state),
     /* For tests: how long a stuck host I/O may hold virtual time */
     DEFINE_PROP_UINT32("x-host-wait-ms", NcqDisk, prop.host_wait_ms, 30000),
-    DEFINE_PROP_BOOL("x-hold-clock", NcqDisk, prop.hold_clock, false),
+    DEFINE_PROP_BOOL("x-hold-clock", NcqDisk, prop.hold_clock, true),
     DEFINE_PROP_ON_OFF_AUTO("cdl", NcqDisk, prop.cdl, ON_OFF_AUTO_AUTO),
 };
 

@@ -40,6 +40,14 @@ typedef enum NcqDiskKind {
     NCQ_DISK_OTHER,         /* SEND FPDMA QUEUED (64h): none implemented */
 } NcqDiskKind;
 
+/*
+ * How long the drive waits for a host I/O in the main loop (or the vCPU's
+ * register write) before it goes on without blocking (x-hold-clock): a
+ * host that answers does so well within it (a file in the page cache:
+ * microseconds), and QEMU stays responsive when the host does not.
+ */
+#define NCQ_DISK_BRIEF_WAIT_MS  20
+
 /* One NCQ tag's command while the drive holds it. */
 typedef struct NcqDiskReq {
     NcqDisk *disk;
@@ -71,6 +79,7 @@ typedef struct NcqDiskWait {
     int64_t since;          /* QEMU_CLOCK_REALTIME ns the wait began */
     QEMUBH *bh;             /* the host I/O ended: go on */
     QEMUTimer *give_up;     /* x-host-wait-ms of wall time */
+    QEMUTimer *keepalive;   /* virtual: a next event while any wait lasts */
     VMChangeStateEntry *vm_change;
 } NcqDiskWait;
 
@@ -142,6 +151,20 @@ typedef struct NcqDiskHeld {
     uint8_t error;          /* it fails with this error register (0: ok) */
     uint64_t error_lba;     /* at this sector */
     uint8_t cdl_outcome;    /* NcqCdlOutcome at its deadline */
+    /*
+     * Its host I/O, waited for without blocking (ncq-disk-queue.c): its
+     * deadline came before its undo read ended, or the generic handler's
+     * I/O is in flight.  Virtual time is held meanwhile (icount_hold()),
+     * for at most x-host-wait-ms of wall time.
+     */
+    struct NcqDiskUndoRead *undo;   /* its undo read in flight */
+    bool deferred;          /* its deadline came while undo was in flight */
+    bool running;           /* the generic handler's host I/O is in flight */
+    bool hold;              /* icount_hold() taken */
+    uint32_t drop_writes;   /* dropped writes on their way to the image */
+    int64_t since_ms;       /* QEMU_CLOCK_REALTIME when the wait began */
+    QEMUTimer *poll;        /* realtime, main AioContext: has it ended? */
+    VMChangeStateEntry *vm_change;
 } NcqDiskHeld;
 
 /* Power loss (ncq-disk-power.c, docs/faults.md) */
@@ -279,7 +302,10 @@ int ncq_disk_outstanding(NcqDisk *d);
 void ncq_disk_done(NcqDisk *d, IDENCQCmd *cmd, int ret, uint8_t ata_error);
 void ncq_disk_finish(NcqDiskReq *r, int ret);
 IDENCQCmd *ncq_disk_drop(NcqDiskReq *r);
-void ncq_disk_wait_host(NcqDiskReq *r);
+bool ncq_disk_wait_bounded(bool (*busy)(void *opaque), void *opaque,
+                           uint32_t ms);
+bool ncq_disk_wait_host(NcqDiskReq *r);
+bool ncq_disk_wait_host_briefly(NcqDiskReq *r);
 void ncq_disk_host_io(NcqDiskReq *r);
 
 /* ncq-disk-queue.c */
@@ -304,8 +330,9 @@ void ncq_disk_power_cleanup(NcqDisk *d);
 uint32_t ncq_disk_undo_prepare(NcqDisk *d, uint64_t lba, uint32_t n,
                                int64_t now, uint64_t *first);
 void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n);
-void ncq_disk_save_undo(NcqDisk *d, uint64_t lba, uint32_t n,
-                        int64_t now);
+void ncq_disk_held_undo_start(NcqDisk *d, uint64_t lba, uint32_t n,
+                              int64_t now);
+void ncq_disk_held_undo_abandon(NcqDisk *d);
 uint64_t ncq_disk_power_cut(NcqDisk *d, bool quit, NcqRange *lost,
                             int *nlost);
 bool ncq_disk_image_inactive(NcqDisk *d);
