@@ -8,6 +8,7 @@ import re
 from repopaths import ROOT
 
 SRC = ROOT / "hw" / "ide" / "ncq-disk" / "ncq-disk.c"
+PARAMS = ROOT / "include" / "hw" / "ide" / "ncq-params.h"
 
 
 def defined():
@@ -28,13 +29,25 @@ def defined():
         elif kind == "STRING":
             default = "none"
         out[name] = default
+    for name in settings():
+        out.setdefault(name, None)
     return out
+
+
+def settings():
+    """The run-time settings' property names: ncq-disk.c registers one
+    property per row of NCQ_SETTINGS (ncq-params.h), its default the
+    model's (write-cache is QEMU's own, its auto the model's)."""
+    text = PARAMS.read_text()
+    body = text[text.index("#define NCQ_SETTINGS(S)"):]
+    body = body[:body.index("#endif")]
+    return set(re.findall(r'S\(\w+, "([\w-]+)"', body))
 
 
 def model_defaults():
     """Properties whose help says the model gives the default."""
     text = " ".join(SRC.read_text().split()).replace('" "', "")
-    out = set()
+    out = set(settings())
     for name, body in re.findall(r'\{ "([\w-]+)",(.*?)\},', text):
         if "the model's" in body:
             out.add(name)

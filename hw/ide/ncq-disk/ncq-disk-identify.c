@@ -4,8 +4,9 @@
  * table), and the SATA generation its link negotiates.
  *
  * QEMU's core fills in the generic words (ide_identify); this file puts
- * the model's in their place (docs/device.md#identify-device-and-the-sata-link), then
- * ncq-disk.c has every other part add its own.  The integrity word (255)
+ * the model's in their place
+ * (docs/device.md#identify-device-and-the-sata-link), then ncq-disk.c
+ * has every other part add its own.  The integrity word (255)
  * is computed last, over every other word, and again each time IDENTIFY
  * is served: SET FEATURES and a resize change words of the data the core
  * keeps.  This file calls no part that serves a log: the log table calls
