@@ -3152,21 +3152,28 @@ static void test_nonqueued_wc_off_held(void)
 }
 
 /* ncq-disk-set with one argument; the error's text, or NULL */
-static char *ncq_set(QTestState *qts, const char *key, QObject *value)
+/* A QMP response's error description (to be freed), or NULL; frees it */
+static char *qmp_error_of(QDict *rsp)
 {
-    QDict *args = qdict_new();
-    QDict *rsp;
     char *err = NULL;
 
-    qdict_put_str(args, "id", "disk0");
-    qdict_put_obj(args, key, value);
-    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-set', 'arguments': %p }",
-                    args);
     if (qdict_haskey(rsp, "error")) {
         err = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
     }
     qobject_unref(rsp);
     return err;
+}
+
+static char *ncq_set(QTestState *qts, const char *key, QObject *value)
+{
+    QDict *args = qdict_new();
+    QDict *rsp;
+
+    qdict_put_str(args, "id", "disk0");
+    qdict_put_obj(args, key, value);
+    rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-set', 'arguments': %p }",
+                    args);
+    return qmp_error_of(rsp);
 }
 
 /*
@@ -3281,13 +3288,8 @@ static char *qmp_set_one(QTestState *qts, const char *name,
     QDict *rsp = qtest_qmp(qts, "{ 'execute': 'ncq-disk-set', 'arguments': "
                            "{ 'id': 'disk0', 'settings': [ { 'name': %s, "
                            "'value': %s } ] } }", name, value);
-    char *err = NULL;
 
-    if (qdict_haskey(rsp, "error")) {
-        err = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
-    }
-    qobject_unref(rsp);
-    return err;
+    return qmp_error_of(rsp);
 }
 
 /* device_add of the drive with NAME=@value; the error, or NULL */
@@ -3295,7 +3297,6 @@ static char *plug_with(QTestState *qts, const char *name, const char *value)
 {
     QDict *args = qdict_new();
     QDict *rsp;
-    char *err = NULL;
 
     qdict_put_str(args, "driver", "ncq-disk");
     qdict_put_str(args, "id", "disk0");
@@ -3305,11 +3306,7 @@ static char *plug_with(QTestState *qts, const char *name, const char *value)
     qdict_put_str(args, name, value);
     rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': %p }",
                     args);
-    if (qdict_haskey(rsp, "error")) {
-        err = g_strdup(qdict_get_str(qdict_get_qdict(rsp, "error"), "desc"));
-    }
-    qobject_unref(rsp);
-    return err;
+    return qmp_error_of(rsp);
 }
 
 /*
