@@ -15,14 +15,19 @@ cover one sector of md's data area, its own; their drives have
 werror=stop,rerror=stop.  The guest makes RAID-1 on three ncq-disks and
 writes a reference region (fio verify=crc32c), then:
 
-1. writes a region over member 1's sector: the VM stops.  The host
-   checks the run state and the event, pulls member 1, waits for
-   DEVICE_DELETED and resumes.  libata finds the link down, md fails the
-   member; the guest waits until md runs degraded.
-2. writes a region over member 2's sector: the VM stops again.  The host
-   pulls member 2 and plugs a fresh drive, whose image holds a known
-   pattern, into the same port before it resumes.  libata finds another
-   drive there, md fails member 2 and runs on member 0 alone.
+1. writes a region over member 1's sector with queued commands (WRITE
+   FPDMA QUEUED; AHCI halts the slot): the VM stops.  The host checks
+   the run state and the event, pulls member 1, waits for
+   DEVICE_DELETED and resumes.  libata finds the link down, md fails
+   the member; the guest waits until md runs degraded.  Before the fix,
+   QEMU died at this cont.
+2. writes a region over member 2's sector, member 2 at queue depth 1
+   (WRITE DMA; the IDE core keeps the retry): the VM stops again.  The
+   host pulls member 2 and plugs a fresh drive, whose image holds a
+   known pattern, into the same port before it resumes.  libata finds
+   another drive there, md fails member 2 and runs on member 0 alone.
+   Before the fix, cont ran the retry on the fresh drive: the old write
+   landed there.
 
 The guest then writes and verifies a fresh region, reads the whole new
 drive (its checksum must be the pattern's: no stale write landed), adds
@@ -81,7 +86,9 @@ region ref 0 --do_verify=0
 region fail1 {fail1} --verify_fatal=1
 degraded 1
 verify ref 0
-# member 2's: the host pulls it and plugs a fresh drive in its place
+# member 2's, one command at a time (no NCQ): the host pulls it and
+# plugs a fresh drive in its place
+echo 1 >/sys/block/${{D2#/dev/}}/device/queue_depth
 region fail2 {fail2} --verify_fatal=1
 degraded 2
 region after {after} --verify_fatal=1
@@ -240,9 +247,13 @@ def test_failed_members_pulled_under_werror_stop(tmp_path):
         assert rec["sysfs"]["degraded"] == str(k), rec["text"]
     assert len(re.findall(r"md/raid1:md0: Disk failure on sd\w+", dmesg)) \
         == 2, dmesg[-3000:]
-    # libata saw member 1's port empty, and another drive in member 2's
+    # libata saw member 1's port empty, and another drive in member 2's;
+    # the command that failed was queued on 1, not on 2
     ports = ncqmd.port_map(out)
     one, two = ports[f"{SERIAL}1"], ports[f"{SERIAL}2"]
+    assert f"{one}.00: failed command: WRITE FPDMA QUEUED" in dmesg, \
+        dmesg[-3000:]
+    assert f"{two}.00: failed command: WRITE DMA\n" in dmesg, dmesg[-3000:]
     assert re.search(rf"{one}: SATA link down", dmesg), dmesg[-3000:]
     assert re.search(rf"{two}: SError: {{[^}}]*DevExch", dmesg), \
         dmesg[-3000:]
