@@ -72,25 +72,24 @@ verify() {{  # verify NAME MIB [SUFFIX]: the blocks region NAME wrote
         --verify_fatal=1 >>$RESULTS/fio.txt 2>&1
     echo "verify-$1$3 status $?"
 }}
-degraded() {{  # degraded N: until md counts N members missing
+md_until() {{  # md_until FILE VALUE: until md0's sysfs FILE reads VALUE
     _k=0
-    until [ "$(cat /sys/block/md0/md/degraded)" = "$1" ]; do
+    until [ "$(cat /sys/block/md0/md/$1)" = "$2" ]; do
         _k=$((_k + 1))
-        [ $_k -lt 300 ] || {{ echo "degraded-$1 status 1"; return 1; }}
+        [ $_k -lt 600 ] || {{ echo "until-$1-$2 status 1"; return 1; }}
         sleep 1
     done
-    md_record md0 degraded-$1
 }}
 region ref 0 --do_verify=0
 # member 1's host write fails: the VM stops until the host pulls it
 region fail1 {fail1} --verify_fatal=1
-degraded 1
+md_until degraded 1 && md_record md0 degraded-1
 verify ref 0
 # member 2's, one command at a time (no NCQ): the host pulls it and
 # plugs a fresh drive in its place
 echo 1 >/sys/block/${{D2#/dev/}}/device/queue_depth
 region fail2 {fail2} --verify_fatal=1
-degraded 2
+md_until degraded 2 && md_record md0 degraded-2
 region after {after} --verify_fatal=1
 n=0
 until NEW=$(disk {serial}3 2>/dev/null); do
@@ -104,10 +103,10 @@ mdadm /dev/md0 --remove failed >>/results/mdadm.log 2>&1
 echo "remove status $?"
 mdadm /dev/md0 --add $NEW >>/results/mdadm.log 2>&1
 echo "add status $?"
-sleep 1
-md_wait md0 600
+# the recovery ends when the fresh drive is in sync: one member missing
+md_until degraded 1
 echo check >/sys/block/md0/md/sync_action
-sleep 1
+md_until last_sync_action check
 md_wait md0 600
 md_record md0 rebuilt
 for r in "ref 0" "fail1 {fail1}" "fail2 {fail2}" "after {after}"; do
