@@ -199,7 +199,7 @@ overlay_link() {
     )
     while IFS= read -r f; do overlay+=("$f"); done < <(
         cd "$ROOT" && ls hw/ide/ncq-disk/* include/hw/ide/*.h \
-            tests/qtest/*.c 2>/dev/null)
+            tests/qtest/*.c tests/qtest/*/*.[ch] 2>/dev/null)
     for f in "${overlay[@]}"; do
         [ -e "$ROOT/$f" ] || continue
         if [ -e "$work/$f" ] && [ ! -L "$work/$f" ]; then
@@ -275,16 +275,36 @@ ninja_build() {   # ninja_build STEP ERROR [TARGET...]: or die with ERROR
         || { tail -200 "$build/ninja.log" | grep -E "error|Error" | head -20 >&2; die "$err; full log: $build/ninja.log"; }
 }
 
+# qtest_program FILE: the qtest program FILE (a path in tests/qtest/) is a
+# source of: X.c is program X's main file; a file in a folder D/ is program
+# D-test's, when there is one (as upstream's migration/ is migration-test's
+# and ncq-disk/ ncq-disk-test's); nothing for libqos/, fuzz/ and headers.
+qtest_program() {
+    local rel=${1#tests/qtest/} d
+    case $rel in
+    */*) d=${rel%%/*}
+         [ -f "$work/tests/qtest/$d-test.c" ] || return 0
+         echo "$d-test" ;;
+    *.c) echo "${rel%.c}" ;;
+    esac
+}
+
 # walk_qtests PATCH: the qtests PATCH adds (the test paths it registers),
-# or every case of a qtest program whose source it changes without
+# or every case of a qtest program whose sources it changes without
 # registering one, run on the tree as of that patch; the test command
 # runs them all on the whole series.  Output: $build/qtest-walk.log.
 walk_qtests() {
-    local t rc cases sel
-    for t in $(sed -n 's|^+++ b/tests/qtest/\([a-z0-9-]*\)\.c$|\1|p' "$1" | sort -u); do
-        # the hunks of this file: their added test paths ("/ahci/...")
-        cases=$(awk -v f="b/tests/qtest/$t.c" '
-            /^\+\+\+ / { on = ($2 == f) }
+    local f t rc cases sel
+    local -A srcs=()
+    while IFS= read -r f; do
+        t=$(qtest_program "$f")
+        [ -z "$t" ] || srcs[$t]+=" b/$f"
+    done < <(sed -n 's|^+++ b/\(tests/qtest/.*\.[ch]\)$|\1|p' "$1" | sort -u)
+    for t in $(printf '%s\n' "${!srcs[@]}" | sort); do
+        # the hunks of this program's files: their added test paths ("/ahci/...")
+        cases=$(awk -v fs="${srcs[$t]}" '
+            BEGIN { n = split(fs, a, " "); for (i = 1; i <= n; i++) mine[a[i]] = 1 }
+            /^\+\+\+ / { on = ($2 in mine) }
             on && /^\+/ && match($0, /"\/[a-z0-9_\/-]+"/) {
                 print substr($0, RSTART + 1, RLENGTH - 2) }' "$1" | sort -u)
         sel=()

@@ -23,8 +23,9 @@ Blocks:
   header, the text its --help prints.
 
 Values:
-- `ncq-disk qtests` (docs/build.md): the cases tests/qtest/ncq-disk-test.c
-  registers by name (the per-model cases count once);
+- `ncq-disk qtests` (docs/build.md): the cases ncq-disk-test's sources
+  (tests/qtest/ncq-disk-test.c and tests/qtest/ncq-disk/*.c) register by
+  name (the per-model cases count once);
 - `disksim models` (README.md): how many built-in models were imported
   from DiskSim, in words;
 - `image modules` (docs/guest-image.md): images/build-image.sh's MODULES,
@@ -142,8 +143,16 @@ BLOCKS = {"built-in models": built_in_models,
           "fuzz.sh usage": fuzz_usage}
 
 
+def ncq_disk_test_sources():
+    """The C files of the ncq-disk-test program: its main file, and one
+    file per concern in tests/qtest/ncq-disk/."""
+    qtest = ROOT / "tests" / "qtest"
+    return ([qtest / "ncq-disk-test.c"]
+            + sorted((qtest / "ncq-disk").glob("*.c")))
+
+
 def ncq_disk_qtests():
-    src = (ROOT / "tests" / "qtest" / "ncq-disk-test.c").read_text()
+    src = "".join(p.read_text() for p in ncq_disk_test_sources())
     return str(len(re.findall(r"\bqtest_add_(?:data_)?func\s*\(", src)))
 
 
