@@ -399,6 +399,12 @@ size_t ncq_model_state_size(const NcqModel *m);
 int ncq_model_state_save(const NcqModel *m, void *buf, size_t len);
 int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
                          char *err, size_t errlen);
+/*
+ * The sections a save writes (when needed), in order, with each one's
+ * shape hash, at most @max; how many there are (test-state commits them).
+ */
+size_t ncq_model_state_sections(const NcqModel *m, const char **names,
+                                uint64_t *shapes, size_t max);
 
 void ncq_model_stats(const NcqModel *m, NcqStats *st);
 void ncq_model_stats_clear(NcqModel *m);
