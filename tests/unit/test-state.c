@@ -735,6 +735,49 @@ static void test_versions_and_identity(void)
     ncq_model_free(tweaked);
 }
 
+/*
+ * Item: every setting, changed at run time, survives a save and load (a
+ * setting the state left out would come back at its parameter's value).
+ */
+static void test_every_setting_saved(void)
+{
+    NcqModel *m = ncq_test_model("st3400620as", 1), *n;
+    NcqSettings s, got;
+    char err[256];
+    size_t len;
+    uint8_t *b;
+    int i, changed = 0;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+        uint64_t x;
+
+        ncq_model_get_settings(m, &s);
+        x = ncq_setting_get(i, &s);
+        x = d->size == 1 ? !x : x == d->min ? d->min + 1 : d->min;
+        ncq_setting_put(i, &s, x);
+        if (ncq_model_set_settings_at(m, &s, 0, err, sizeof(err)) == 0) {
+            changed++;
+        }
+    }
+    ncq_model_get_settings(m, &s);
+    b = save(m, &len);
+    n = new_like(m, 2);
+    CHECK(load_msg(n, b, len, err, sizeof(err)) == 0, "%s", err);
+    ncq_model_get_settings(n, &got);
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        CHECK(ncq_setting_get(i, &got) == ncq_setting_get(i, &s),
+              "setting %s is not in the saved state", ncq_setting(i)->name);
+    }
+    CHECK(changed >= NCQ_SETTING__MAX - 1, "%d of %d settings changed",
+          changed, NCQ_SETTING__MAX);
+    printf("settings: %d of %d changed, each survives a save and load\n",
+           changed, NCQ_SETTING__MAX);
+    free(b);
+    ncq_model_free(m);
+    ncq_model_free(n);
+}
+
 /* ---- v10's named sections ---- */
 
 /* A section of a stream: where it starts, its bytes, name and flags. */
@@ -1328,6 +1371,7 @@ int main(int argc, char **argv)
     }
     test_versions_and_identity();
     test_sections();
+    test_every_setting_saved();
     test_all_models();
     test_refused("st3400620as");
     test_refused("intel-530");

@@ -1,6 +1,6 @@
 /*
- * ncq-model: the model's state as a versioned stream, for snapshots and
- * migration
+ * ncq-model: the model's state as a stream of named sections, for
+ * snapshots and migration
  *
  * The stream is described field by field, so that it does not depend on
  * the in-memory layout of NcqModel, on the compiler or on the host's byte
@@ -10,7 +10,16 @@
  * parameters and hash the format itself (NcqVisMode).  docs/model-state.md
  * gives the same list as a table.
  *
- * Framing (all integers big-endian, two's complement when signed):
+ * v10, which this build writes, is made of named sections (sections.c
+ * has the framing): ncq_state_sections[] below lists them, v9's parts
+ * one section each, walked as v9's, the identity section adding the
+ * parameter rows checked by name (NCQ_FP_NAMED) and "named settings"
+ * their settings.  New state is a new section at the end of that list,
+ * with a needed() that leaves it out at its default; a new parameter is
+ * a row with fp NCQ_FP_NAMED.  No version number changes any more.
+ *
+ * v1..v9, which this build still loads, were linear.  Their framing
+ * (all integers big-endian, two's complement when signed):
  *
  *   offset  bytes  field
  *   0       8      magic "NCQSTATE"
@@ -82,15 +91,14 @@
  * LBA); the per-state slot masks, the outstanding count and the dirty
  * sector count (functions of the slots and extents in the stream).
  *
- * Changing the format: add a field with `if (v->version >= N)` around its
- * visit and bump NCQ_STATE_BODY_VERSION to N; older streams then load with
- * the field at a new model's value (a new parameter only names N in its
- * row's fp column).  The names given to the visit functions are the
+ * The `if (v->version >= N)` below are v1..v9's history: never add one.
+ * The names given to the visit functions are the
  * format's, not the C fields': keep them when a field moves (the
  * parameters' fingerprint names its rows by their NcqParams fields, so a
  * renamed field changes the format hash of every version: test-state).
- * tests/unit/test-state.c checks each version's format hash against a
- * committed value, and that the golden streams of v1 and v2 still load.
+ * tests/unit/test-state.c checks each version's format hash and v10's
+ * section shapes against committed values, and that the golden streams
+ * of every version still load.
  * v2 (issue 13): the write taken last (its data arrives while the drive
  * positions), and per-zone skews and spares in the parameters' fingerprint.
  * v6 (issue 26): the spindle at rest or spinning up, and the spin times in
