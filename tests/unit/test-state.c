@@ -51,28 +51,28 @@ static const struct {
 
 /*
  * The sections of v10 and the hash of each one's fields (state.c's
- * ncq_state_sections[]).  A section's fields never change: new state is
- * a new section, added here with the hash the test prints, and with a
- * new golden stream (tests/data/README.md).
+ * ncq_state_sections[]): identity, then the others in name order.  A
+ * section's fields never change: new state is a new section, added here
+ * at its name's place with the hash the test prints.
  */
 static const struct {
     const char *name;
     uint64_t shape;
 } sections[] = {
     { "identity", 0xef3d010a5d9343abULL },
+    { "cdl", 0xa1f58aa84f2147d7ULL },
     { "clock", 0x37680b55df7e1b30ULL },
-    { "settings", 0xff3f583fc6b925a1ULL },
+    { "faults", 0x9662a1b74f3c9a20ULL },
+    { "mechanism", 0x707ab54fbfa2df5cULL },
+    { "media cache", 0x44167390c83ce9dbULL },
     { "named settings", 0x770d50ebd5baf6cdULL },
     { "queue", 0x332f7651f81d3ca3ULL },
-    { "mechanism", 0x707ab54fbfa2df5cULL },
     { "read cache", 0x5da7d54e519b363fULL },
-    { "write cache", 0x92f90b1e7f0a8570ULL },
+    { "settings", 0xff3f583fc6b925a1ULL },
     { "ssd", 0x8bfa5b762c4fa75cULL },
     { "stats", 0x0eddd5abdae8f0a3ULL },
-    { "faults", 0x9662a1b74f3c9a20ULL },
-    { "cdl", 0xa1f58aa84f2147d7ULL },
+    { "write cache", 0x92f90b1e7f0a8570ULL },
     { "zones", 0x2bf856c4ca537dc3ULL },
-    { "media cache", 0x44167390c83ce9dbULL },
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -872,6 +872,11 @@ static void check_sections_committed(const NcqModel *m)
         same = !strcmp(names[i], sections[i].name) &&
                shapes[i] == sections[i].shape;
     }
+    for (i = 2; i < NSECTIONS; i++) {
+        CHECK(strcmp(sections[i - 1].name, sections[i].name) < 0,
+              "sections after the first in the order of their names: %s "
+              "before %s", sections[i - 1].name, sections[i].name);
+    }
     CHECK(same, "the sections of state.c differ from the committed list: "
           "a section's fields never change (new state is a new section); "
           "for a new section add its line to sections[] and write the "
@@ -950,6 +955,15 @@ static void test_sections(void)
     order[n] = -1;
     xlen = restream(b, sec, order, NULL, 0, x);
     check_loads_as(m, x, xlen, b, len, "sections in reverse order");
+    {
+        /* identity, now last, is still read first: refused as foreign */
+        NcqModel *other = ncq_test_model("fujitsu-max3036rc", 1);
+
+        check_refused_with(other, x, xlen, "model state is for model "
+                           "'st3400620as', this drive has "
+                           "'fujitsu-max3036rc'");
+        ncq_model_free(other);
+    }
 
     /* a section from a later build: refused, or skipped if it may be */
     for (i = 0; i <= n; i++) {
@@ -968,17 +982,17 @@ static void test_sections(void)
     order[n] = 1;
     order[n + 1] = -1;
     xlen = restream(b, sec, order, NULL, 0, x);
-    check_refused_with(m, x, xlen, "section 'clock' twice");
+    check_refused_with(m, x, xlen, "section 'cdl' twice");
     order[n] = -1;
-    order[n - 2] = (int)n - 1;          /* drops "zones" */
+    order[n - 2] = (int)n - 1;          /* drops "write cache" */
     order[n - 1] = -1;
     xlen = restream(b, sec, order, NULL, 0, x);
-    check_refused_with(m, x, xlen, "no section 'zones'");
+    check_refused_with(m, x, xlen, "no section 'write cache'");
     order[n - 2] = (int)n - 2;
-    order[n - 1] = -1;
-    k = make_section(extra, "media cache", 0, 42, payload, 0);
+    order[n - 1] = -1;                  /* "zones" of another shape */
+    k = make_section(extra, "zones", 0, 42, payload, 0);
     xlen = restream(b, sec, order, extra, k, x);
-    check_refused_with(m, x, xlen, "section 'media cache' has shape "
+    check_refused_with(m, x, xlen, "section 'zones' has shape "
                        "000000000000002a");
 
     /* a setting added after v9 that this build does not have */

@@ -239,9 +239,37 @@ static void ncq_sec_load_one(const NcqSectioned *f, NcqVis *v, void *obj,
 }
 
 /*
+ * Where in @b (@len bytes, the header checked) the section @name starts;
+ * 0 if it is not there or the sections before it are damaged (the load
+ * reports the damage in its turn).
+ */
+static size_t ncq_sec_offset(const uint8_t *b, size_t len, const char *name)
+{
+    size_t pos = NCQ_SEC_HEAD, end = len - NCQ_SEC_TAIL, nl, pl;
+
+    while (end - pos >= 4) {
+        nl = ncq_get_be(b + pos, 4);
+        if (nl > end - pos - 4 || end - pos - 4 - nl < 16) {
+            return 0;
+        }
+        if (nl == strlen(name) && !memcmp(b + pos + 4, name, nl)) {
+            return pos;
+        }
+        pl = ncq_get_be(b + pos + 4 + nl + 12, 4);
+        if (pl > end - pos - 4 - nl - 16) {
+            return 0;
+        }
+        pos += 4 + nl + 16 + pl;
+    }
+    return 0;
+}
+
+/*
  * Load a stream with @f's magic into @obj, which holds the defaults (a
  * fresh object): 0, or NCQ_ERR_INVAL with the one-line reason in @err
- * and @obj partly loaded (the caller loads into a scratch object).
+ * and @obj partly loaded (the caller loads into a scratch object).  The
+ * table's first section (the model state's identity) is loaded first,
+ * wherever it is, so that a stream for another drive is refused as that.
  */
 int ncq_sections_load(const NcqSectioned *f, void *obj, const uint8_t *buf,
                       size_t len, char *err, size_t errlen)
@@ -250,13 +278,24 @@ int ncq_sections_load(const NcqSectioned *f, void *obj, const uint8_t *buf,
                  .in = buf, .pos = NCQ_SEC_HEAD, .index = -1,
                  .stream = f->what, .err = err, .errlen = errlen };
     uint64_t seen = 0;
-    size_t i;
+    size_t i, first, first_end = 0;
 
     if (ncq_sec_check_head(f, buf, len, err, errlen) < 0) {
         return NCQ_ERR_INVAL;
     }
     v.len = len - NCQ_SEC_TAIL;
+    first = f->n ? ncq_sec_offset(buf, len, f->sec[0].name) : 0;
+    if (first) {
+        v.pos = first;
+        ncq_sec_load_one(f, &v, obj, &seen);
+        first_end = v.pos;
+        v.pos = NCQ_SEC_HEAD;
+    }
     while (v.pos < v.len && !v.failed) {
+        if (first && v.pos == first) {
+            v.pos = first_end;      /* loaded above */
+            continue;
+        }
         ncq_sec_load_one(f, &v, obj, &seen);
     }
     for (i = 0; i < f->n && !v.failed; i++) {

@@ -31,7 +31,11 @@ typedef struct NcqSection {
     void (*absent)(void *obj);    /* NULL: the fresh object's value */
 } NcqSection;
 
-/* A sectioned stream: its header and its sections, in writing order. */
+/*
+ * A sectioned stream: its header and its sections, in writing order: the
+ * one a load reads first, then the others in the order of their names,
+ * so that two changes that each add one seldom touch the same lines.
+ */
 typedef struct NcqSectioned {
     const char *magic;            /* 8 bytes */
     uint32_t version;             /* the first sectioned version */

@@ -1075,25 +1075,27 @@ static void ncq_sec_mcache(NcqVis *v, void *obj)
 
 /*
  * The sections of v10, in writing order: the one list of what the state
- * is.  New state goes in a new section at the end, with a needed() that
- * leaves it out while it holds its default (docs/model-state.md).
+ * is.  identity first (a load reads it first), then the others in the
+ * order of their names.  New state goes in a new section at its name's
+ * place, with a needed() that leaves it out while it holds its default
+ * (docs/model-state.md).
  */
 static const NcqSection ncq_state_sections[] = {
     { "identity", 0, NULL, ncq_sec_identity, NULL },
+    { "cdl", 0, NULL, ncq_sec_cdl, NULL },
     { "clock", 0, NULL, ncq_sec_clock, NULL },
-    { "settings", 0, NULL, ncq_sec_settings, NULL },
+    { "faults", 0, NULL, ncq_sec_faults, NULL },
+    { "mechanism", 0, NULL, ncq_sec_mech, NULL },
+    { "media cache", 0, NULL, ncq_sec_mcache, NULL },
     { "named settings", 0, ncq_sec_named_settings_needed,
       ncq_sec_named_settings, NULL },
     { "queue", 0, NULL, ncq_sec_queue, NULL },
-    { "mechanism", 0, NULL, ncq_sec_mech, NULL },
     { "read cache", 0, NULL, ncq_sec_readahead, NULL },
-    { "write cache", 0, NULL, ncq_sec_wcache, NULL },
+    { "settings", 0, NULL, ncq_sec_settings, NULL },
     { "ssd", 0, NULL, ncq_sec_ssd, NULL },
     { "stats", 0, NULL, ncq_sec_stats, NULL },
-    { "faults", 0, NULL, ncq_sec_faults, NULL },
-    { "cdl", 0, NULL, ncq_sec_cdl, NULL },
+    { "write cache", 0, NULL, ncq_sec_wcache, NULL },
     { "zones", 0, NULL, ncq_sec_wzones, NULL },
-    { "media cache", 0, NULL, ncq_sec_mcache, NULL },
 };
 
 static const NcqSectioned ncq_state_format = {
