@@ -1277,7 +1277,10 @@ static size_t section_named(const Sec *s, size_t n, const char *name)
 {
     size_t i;
 
-    for (i = 0; i < n && strcmp(s[i].name, name); i++) {
+    for (i = 0; i < n; i++) {
+        if (!strcmp(s[i].name, name)) {
+            break;
+        }
     }
     return i;
 }

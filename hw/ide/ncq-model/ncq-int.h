@@ -93,8 +93,7 @@ typedef struct NcqParamRow {
     const char *def;        /* in the file's units; "": 0 */
     uint64_t min, max;      /* of the stored value */
     unsigned flags;         /* NCQ_PF_* */
-    uint32_t fp;            /* in the fingerprint from this version (0:
-                             * never, NCQ_FP_NAMED: by its name) */
+    uint32_t fp;            /* fingerprinted from this version; 0, NAMED */
     const char *doc;
     const char *field;      /* NULL: a key writing another row's field */
     size_t align;           /* of the field's type */

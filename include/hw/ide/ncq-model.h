@@ -257,8 +257,7 @@ typedef struct NcqSettingDesc {
     const char *doc;        /* the row's doc line */
     uint64_t min, max;      /* bounds of the stored value */
     unsigned size;          /* its bytes: 1 a flag, 4, 8 a time (ns) */
-    uint32_t since;         /* in the saved state from this version;
-                             * NCQ_FP_NAMED: by its name (state.c) */
+    uint32_t since;         /* saved from this version, or NCQ_FP_NAMED */
 } NcqSettingDesc;
 
 /* Setting @i (0 .. NCQ_SETTING__MAX - 1); NULL past the last */
