@@ -80,7 +80,8 @@ size_t ncq_sections_size(const NcqSectioned *f, void *obj)
 
     for (i = 0; i < f->n; i++) {
         if (ncq_sec_written(&f->sec[i], obj)) {
-            v.pos += 4 + strlen(f->sec[i].name) + 4 + 8 + 4;
+            /* as ncq_sec_vis_head() writes it, the name cut to fit */
+            v.pos += 4 + strnlen(f->sec[i].name, NCQ_SEC_NAME_MAX) + 16;
             f->sec[i].visit(&v, obj);
         }
     }
@@ -280,6 +281,12 @@ int ncq_sections_load(const NcqSectioned *f, void *obj, const uint8_t *buf,
     uint64_t seen = 0;
     size_t i, first, first_end = 0;
 
+    if (f->n > 64) {
+        snprintf(err, errlen, "%s: this build's table has %zu sections, "
+                 "the loader marks at most 64; split the stream", f->what,
+                 f->n);
+        return NCQ_ERR_INVAL;
+    }
     if (ncq_sec_check_head(f, buf, len, err, errlen) < 0) {
         return NCQ_ERR_INVAL;
     }
