@@ -1105,19 +1105,20 @@ static const NcqSectioned ncq_state_format = {
     .n = sizeof(ncq_state_sections) / sizeof(ncq_state_sections[0]),
 };
 
-static void ncq_state_obj_init(NcqStateObj *o, const NcqModel *m)
+/* @fp: the fingerprint's value is needed (a save), not only its size. */
+static void ncq_state_obj_init(NcqStateObj *o, const NcqModel *m, bool fp)
 {
     /* SIZE and SAVE only read the model */
     o->m = (NcqModel *)m;
     memcpy(o->name, m->p.name, sizeof(o->name));
-    o->fp = ncq_params_fingerprint(&m->p, NCQ_STATE_LINEAR_LAST);
+    o->fp = fp ? ncq_params_fingerprint(&m->p, NCQ_STATE_LINEAR_LAST) : 0;
 }
 
 size_t ncq_model_state_size(const NcqModel *m)
 {
     NcqStateObj o;
 
-    ncq_state_obj_init(&o, m);
+    ncq_state_obj_init(&o, m, false);
     return ncq_sections_size(&ncq_state_format, &o);
 }
 
@@ -1126,7 +1127,7 @@ int ncq_model_state_save(const NcqModel *m, void *buf, size_t len)
     NcqStateObj o;
     size_t total;
 
-    ncq_state_obj_init(&o, m);
+    ncq_state_obj_init(&o, m, true);
     total = ncq_sections_size(&ncq_state_format, &o);
     if (len < total || total - NCQ_SEC_HEAD - NCQ_SEC_TAIL > UINT32_MAX) {
         return NCQ_ERR_INVAL;
@@ -1142,7 +1143,7 @@ size_t ncq_model_state_sections(const NcqModel *m, const char **names,
     NcqStateObj o;
     size_t i;
 
-    ncq_state_obj_init(&o, m);
+    ncq_state_obj_init(&o, m, false);
     for (i = 0; i < ncq_state_format.n && i < max; i++) {
         names[i] = ncq_state_sections[i].name;
         shapes[i] = ncq_section_shape(&ncq_state_format,
