@@ -334,7 +334,7 @@ async def _snapshot_actions(qmp):
 
 def test_savevm_loadvm_keeps_smart(tmp_path, qemu_build, guest_image):
     guest = Guest(tmp_path, device=f"ncq-disk,model=st3400620as,"
-                  f"faults=unc@{BAD_READ}+1", snapshot=False)
+                  f"faults=unc@{BAD_READ}+1")
     res = guest.run(Workload(script=SNAP_SCRIPT),
                     qmp_actions=_snapshot_actions)
     saved, later, restored = res.qmp
@@ -369,7 +369,7 @@ smartctl -l xselftest -H --json /dev/sda >/results/c-log.json
 
 def test_captive(tmp_path, qemu_build, guest_image):
     guest = Guest(tmp_path, device="ncq-disk,model=fujitsu-max3036rc,"
-                  f"faults=unc@{CAPTIVE_BAD}+1", snapshot=False)
+                  f"faults=unc@{CAPTIVE_BAD}+1")
     res = guest.run(Workload(script=CAPTIVE_SCRIPT))
     steps = dict(re.findall(r"^(\S+) status (\d+)$", res.output, re.M))
     t0, t1 = map(float, re.search(r"c-short took (\S+) (\S+)",
