@@ -149,6 +149,9 @@ static void ncq_disk_host_done(void *opaque, int ret)
         return;
     }
     ncq_disk_host_io_free(io);
+    if (ret < 0) {
+        trace_ncq_disk_host_error(r->disk, r - r->disk->reqs, ret);
+    }
     w = &r->disk->wait;
     r->aiocb = NULL;
     r->host_done = true;
