@@ -216,9 +216,9 @@ EXPECTED = {
 }
 
 # Seeds for another drive than the campaign's (QEMU_FUZZ_ARGS'): the
-# ncq-disk properties they add; the null-co disk is then the model's
-# capacity (scripts/model-bytes.sh), which a host-managed model needs
-# exactly.  --check-seeds runs them so; a campaign runs every seed on its
+# ncq-disk properties they add; where they name a model the null-co disk
+# is then its capacity (scripts/model-bytes.sh), which a host-managed
+# model needs exactly.  --check-seeds runs them so; a campaign runs every seed on its
 # own drive (the fuzz.sh --ci leg model=wd-hc620 runs these on theirs).
 SEED_DRIVE = {
     "zac": "model=wd-hc620",
@@ -560,8 +560,9 @@ def check(fuzzer, out):
             args = base
             if name in SEED_DRIVE:
                 props = SEED_DRIVE[name]
-                args = re.sub(r"file\.size=\d+",
-                              f"file.size={model_bytes(props)}", args)
+                if "model=" in props:
+                    args = re.sub(r"file\.size=\d+",
+                                  f"file.size={model_bytes(props)}", args)
                 args += "," + props
             if name in SEED_HOST_ERRORS:
                 args = host_errors(args)
