@@ -208,17 +208,38 @@ EXPECTED = {
     "power-modes": {"R": 2, "F": 2},
     "zac": ZAC_EXPECTED,
     "zac-queued": ZAC_QUEUED_EXPECTED,
+    # the held writes are dropped by the resets, so none completes
+    "held-write-reset": {},
+    # the write fails on the host (its slot halts, the model completed
+    # it), the read after it completes: the fuzzer serves no VM stop
+    "werror-stop-reset": {"W": 1, "R": 1},
 }
 
 # Seeds for another drive than the campaign's (QEMU_FUZZ_ARGS'): the
-# ncq-disk properties they add; the null-co disk is then the model's
-# capacity (scripts/model-bytes.sh), which a host-managed model needs
-# exactly.  --check-seeds runs them so; a campaign runs every seed on its
+# ncq-disk properties they add; where they name a model the null-co disk
+# is then its capacity (scripts/model-bytes.sh), which a host-managed
+# model needs exactly.  --check-seeds runs them so; a campaign runs every seed on its
 # own drive (the fuzz.sh --ci leg model=wd-hc620 runs these on theirs).
 SEED_DRIVE = {
     "zac": "model=wd-hc620",
     "zac-queued": "model=wd-hc620",
+    "werror-stop-reset": "werror=stop,rerror=stop",
 }
+
+# Seeds whose drive's first write fails on the host (EIO): --check-seeds
+# puts blkdebug between the drive and its null-co disk.  A campaign's
+# drive has no such errors (its null-co disk never fails): there these
+# seeds reach only what follows the write.
+SEED_HOST_ERRORS = {"werror-stop-reset"}
+
+
+def host_errors(args):
+    """QEMU_FUZZ_ARGS @args with blkdebug failing the first write."""
+    return re.sub(r"file=null-co://,(.*?)file\.read-zeroes=on,file\.size=",
+                  r"\1file.driver=blkdebug,file.image.driver=null-co,"
+                  r"file.inject-error.0.event=write_aio,"
+                  r"file.inject-error.0.errno=5,file.inject-error.0.once=on,"
+                  r"file.image.read-zeroes=on,file.image.size=", args)
 
 
 def model_bytes(props):
@@ -244,9 +265,14 @@ EXPECTED_EVENTS = {
     "power-modes": {"spin-up": 3, "spin-down": 3},
     "zac": {"zac": ZAC_EVENTS},
     "zac-queued": {"zac": ZAC_QUEUED_EVENTS},
+    # a COMRESET, a port stop and an HBA reset, each with a write held
+    "held-write-reset": {"held-dropped": 3},
+    # one host I/O failed: the first write, through blkdebug
+    "werror-stop-reset": {"host-error": 1},
 }
 TRACE_EVENTS = ("ncq_disk_read_log", "ncq_disk_write_log", "ncq_disk_spin_up",
-                "ncq_disk_spin_down", "ncq_disk_zac_*")
+                "ncq_disk_spin_down", "ncq_disk_zac_*", "ncq_disk_held_dropped",
+                "ncq_disk_host_error")
 
 
 def sct(action, function, *words):
@@ -437,6 +463,35 @@ def seeds():
                  ncq=False) + op_clock(8)
     ops += issue(7, fpdma(False, 7, 0x1000, 8)) + op_clock(8)
     s["zac-queued"] = ops
+
+    # A non-queued WRITE DMA EXT the drive holds until its deadline,
+    # dropped by a COMRESET, then by a port stop, then by an HBA reset,
+    # each issued before the clock moves: the drive writes the held data
+    # (docs/device.md, "Resets") while the reset runs.
+    ops = port_start()
+    ops += issue(0, h2d(WRITE_DMA_EXT, lba=0x7000, count=8), ncq=False)
+    ops += [op_write(PxSCTL, 1), op_write(PxSCTL, 0)] + op_clock(2)
+    ops += port_start()
+    ops += issue(1, h2d(WRITE_DMA_EXT, lba=0x7100, count=8), ncq=False)
+    ops += [op_write(PxCMD, CMD_FRE)] + op_clock(2)
+    ops += port_start()
+    ops += issue(2, h2d(WRITE_DMA_EXT, lba=0x7200, count=8), ncq=False)
+    ops += [op_write(GHC, GHC_HR)] + op_clock(4)
+    s["held-write-reset"] = ops
+
+    # A queued write whose host write fails under werror=stop (with
+    # --check-seeds; SEED_HOST_ERRORS): at its deadline AHCI halts its
+    # slot and asks for a VM stop, which the generic fuzzer never serves
+    # (it runs the main loop itself and does not look for stop requests).
+    # A read completes, then a COMRESET, a port stop and an HBA reset meet
+    # the halted slot.  (No monitor either: no device_del, no cont.)
+    ops = port_start()
+    ops += issue(0, fpdma(True, 0, 0x8000, 8))
+    ops += issue(1, fpdma(False, 1, 0x9000, 8)) + op_clock(16)
+    ops += [op_write(PxSCTL, 1), op_write(PxSCTL, 0)] + op_clock(2)
+    ops += port_start() + [op_write(PxCMD, CMD_FRE)]
+    ops += [op_write(GHC, GHC_HR)] + op_clock(4)
+    s["werror-stop-reset"] = ops
     return s
 
 
@@ -473,6 +528,13 @@ def event_counts(path, want):
             got[key] = collections.Counter(
                 re.findall(r"\bncq_disk_zac_(\w+) disk ", text))
             got[key] = dict(got[key])
+        elif key == "held-dropped":
+            got[key] = len(re.findall(r"\bncq_disk_held_dropped disk \S+ "
+                                      r"held command 0x35 ", text))
+        elif key == "host-error":
+            got[key] = len(re.findall(r"\bncq_disk_host_error disk \S+ "
+                                      r"tag 0: its host I/O failed \(-5\)",
+                                      text))
         elif key == "logs":
             got[key] = set(re.findall(r"\bncq_disk_\w+_log disk \S+ "
                                       r"(.+? log 0x[0-9a-f]{2}) ", text))
@@ -498,9 +560,12 @@ def check(fuzzer, out):
             args = base
             if name in SEED_DRIVE:
                 props = SEED_DRIVE[name]
-                args = re.sub(r"file\.size=\d+",
-                              f"file.size={model_bytes(props)}", args)
+                if "model=" in props:
+                    args = re.sub(r"file\.size=\d+",
+                                  f"file.size={model_bytes(props)}", args)
                 args += "," + props
+            if name in SEED_HOST_ERRORS:
+                args = host_errors(args)
             env = dict(os.environ, QEMU_FUZZ_ARGS=f"-d {dflag} -D {events} "
                        f"{args},trace={trace}")
             # -detect_leaks=0: libFuzzer otherwise runs an input a second

@@ -364,6 +364,7 @@ void ncq_disk_drop_held(NcqDisk *d)
     }
     d->held.active = false;
     d->held.error = 0;
+    trace_ncq_disk_held_dropped(d, d->held.cmd);
     ncq_disk_held_undo_abandon(d);
     if (c->op != NCQ_OP_WRITE || !ncq_disk_decode(s, c, &mc) ||
         !ops || !ops->prepare_buf) {

@@ -16,11 +16,14 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
+#include "qemu/memalign.h"
 #include "block/aio-wait.h"
 #include "system/block-backend.h"
 #include "system/dma.h"
+#include "system/cpu-timers.h"
 #include "../ide-internal.h"
 #include "ncq-disk.h"
+#include "trace.h"
 
 IDEState *ncq_disk_state(NcqDisk *d)
 {
@@ -59,12 +62,97 @@ void ncq_disk_finish(NcqDiskReq *r, int ret)
     ncq_disk_done(r->disk, cmd, ret, 0);
 }
 
+/* The state of @r's host I/O, which is starting */
+NcqDiskHostIO *ncq_disk_host_io_new(NcqDiskReq *r)
+{
+    NcqDiskHostIO *io = g_new0(NcqDiskHostIO, 1);
+
+    io->req = r;
+    io->disk = r->disk;
+    r->io = io;
+    return io;
+}
+
+void ncq_disk_host_io_free(NcqDiskHostIO *io)
+{
+    if (io->req) {
+        io->req->io = NULL;
+    }
+    if (io->hold) {
+        icount_release();
+    }
+    if (io->bound) {
+        timer_free(io->bound);
+    }
+    qemu_sglist_destroy(&io->sg);
+    qemu_vfree(io->undo_buf);
+    g_free(io);
+}
+
+/* A dropped command's host I/O has ended: nothing of it is kept. */
+void ncq_disk_host_io_orphan_end(NcqDiskHostIO *io)
+{
+    NcqDisk *d = io->disk;
+
+    trace_ncq_disk_drop_late_end(d);
+    ncq_disk_host_io_free(io);
+    object_unref(OBJECT(d));
+}
+
+static void ncq_disk_host_io_late(void *opaque)
+{
+    NcqDiskHostIO *io = opaque;
+
+    warn_report("ncq-disk: the host I/O of a dropped command has not ended "
+                "in %u ms; virtual time goes on", io->disk->prop.host_wait_ms);
+    if (io->hold) {
+        io->hold = false;
+        icount_release();
+    }
+}
+
+/*
+ * Stop waiting for a dropped command's host I/O: it ends on its own, its
+ * data through its own scatter list, and is then discarded; the tag is
+ * free.  Under icount virtual time waits for it (icount_hold()), at most
+ * x-host-wait-ms of wall time, so that the guest sees it end where a
+ * host that answers would: before its next instruction.
+ */
+static void ncq_disk_host_io_abandon(NcqDiskReq *r)
+{
+    NcqDiskHostIO *io = r->io;
+    NcqDisk *d = r->disk;
+
+    trace_ncq_disk_drop_late(d, r - d->reqs);
+    r->io = NULL;
+    r->aiocb = NULL;
+    r->host_done = true;
+    r->host_ret = -ECANCELED;
+    io->req = NULL;
+    object_ref(OBJECT(d));
+    icount_hold();
+    io->hold = true;
+    io->bound = aio_timer_new(qemu_get_aio_context(), QEMU_CLOCK_REALTIME,
+                              SCALE_MS, ncq_disk_host_io_late, io);
+    timer_mod(io->bound, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+              d->prop.host_wait_ms);
+}
+
 static void ncq_disk_host_done(void *opaque, int ret)
 {
-    NcqDiskReq *r = opaque;
+    NcqDiskHostIO *io = opaque;
+    NcqDiskReq *r = io->req;
+    NcqDiskWait *w;
 
-    NcqDiskWait *w = &r->disk->wait;
-
+    if (!r) {
+        ncq_disk_host_io_orphan_end(io);
+        return;
+    }
+    ncq_disk_host_io_free(io);
+    if (ret < 0) {
+        trace_ncq_disk_host_error(r->disk, r - r->disk->reqs, ret);
+    }
+    w = &r->disk->wait;
     r->aiocb = NULL;
     r->host_done = true;
     r->host_ret = ret;
@@ -76,13 +164,20 @@ static void ncq_disk_host_done(void *opaque, int ret)
     }
 }
 
+static bool ncq_disk_req_busy(void *opaque)
+{
+    return !((NcqDiskReq *)opaque)->host_done;
+}
+
 /*
- * Drop a command: no completion will follow for it, and its host I/O has
- * ended (cancelled or finished) when this returns, so no DMA reaches the
- * guest after a reset.  Not blk_aio_cancel(): that waits for the AIOCB's
- * last reference, which a DMA request parked for a bounce buffer (PRDs
- * pointing at MMIO) never drops, as dma_aio_cancel() completes it without
- * releasing it; the guest could hang QEMU.  We wait for our callback.
+ * Drop a command: no completion will follow for it.  Its host I/O is
+ * cancelled (a DMA parked for a bounce buffer ends at once) and waited
+ * for NCQ_DISK_BRIEF_WAIT_MS at most: a host that answers has ended it
+ * when this returns, so no DMA reaches the guest after the reset.  One
+ * that does not answer must not hold the vCPU's register write or the
+ * main loop: the I/O is left to end on its own (its own scatter list,
+ * virtual time held under icount).  Not blk_aio_cancel(): that waits,
+ * without a bound, for the AIOCB's last reference.
  */
 IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
 {
@@ -98,8 +193,11 @@ IDENCQCmd *ncq_disk_drop(NcqDiskReq *r)
          * fetch among them: the drive takes no new command meanwhile.
          */
         d->aborting = true;
-        AIO_WAIT_WHILE(NULL, !r->host_done);
+        ncq_disk_wait_bounded(ncq_disk_req_busy, r, NCQ_DISK_BRIEF_WAIT_MS);
         d->aborting = was_aborting;
+        if (!r->host_done) {
+            ncq_disk_host_io_abandon(r);
+        }
         r->aiocb = NULL;
     }
     return cmd;
@@ -129,11 +227,6 @@ bool ncq_disk_wait_bounded(bool (*busy)(void *opaque), void *opaque,
     AIO_WAIT_WHILE(NULL, busy(opaque) && !expired);
     timer_free(t);
     return !busy(opaque);
-}
-
-static bool ncq_disk_req_busy(void *opaque)
-{
-    return !((NcqDiskReq *)opaque)->host_done;
 }
 
 /*
@@ -167,19 +260,32 @@ bool ncq_disk_wait_host_briefly(NcqDiskReq *r)
                                  NCQ_DISK_BRIEF_WAIT_MS);
 }
 
+/* A copy of @from in @to, for a DMA that may outlive @from */
+static void ncq_disk_sg_copy(QEMUSGList *to, const QEMUSGList *from)
+{
+    int i;
+
+    qemu_sglist_init(to, from->dev, from->nsg, from->as);
+    for (i = 0; i < from->nsg; i++) {
+        qemu_sglist_add(to, from->sg[i].base, from->sg[i].len);
+    }
+}
+
 /* The command's own host I/O: its data to or from the image. */
 void ncq_disk_host_io(NcqDiskReq *r)
 {
     IDEState *s = ncq_disk_state(r->disk);
+    NcqDiskHostIO *io = r->io ? r->io : ncq_disk_host_io_new(r);
     IDENCQCmd *cmd = r->cmd;
     BlockAIOCB *acb;
 
+    ncq_disk_sg_copy(&io->sg, cmd->sg);
     if (r->kind == NCQ_DISK_WRITE) {
-        acb = dma_blk_write(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
-                            BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+        acb = dma_blk_write(s->blk, &io->sg, cmd->lba << BDRV_SECTOR_BITS,
+                            BDRV_SECTOR_SIZE, ncq_disk_host_done, io);
     } else {
-        acb = dma_blk_read(s->blk, cmd->sg, cmd->lba << BDRV_SECTOR_BITS,
-                           BDRV_SECTOR_SIZE, ncq_disk_host_done, r);
+        acb = dma_blk_read(s->blk, &io->sg, cmd->lba << BDRV_SECTOR_BITS,
+                           BDRV_SECTOR_SIZE, ncq_disk_host_done, io);
     }
     /* With nothing to transfer the callback has run already */
     r->aiocb = r->host_done ? NULL : acb;

@@ -99,19 +99,26 @@ static void ncq_disk_undo_keep(NcqDisk *d, uint64_t first, uint32_t n,
 
 static void ncq_disk_undo_read_done(void *opaque, int ret)
 {
-    NcqDiskReq *r = opaque;
-    uint32_t n = r->undo_qiov.size / BDRV_SECTOR_SIZE;
+    NcqDiskHostIO *io = opaque;
+    NcqDiskReq *r = io->req;
+    uint32_t n = io->undo_qiov.size / BDRV_SECTOR_SIZE;
 
+    if (!r) {
+        /* Dropped and no longer waited for: the write never happens */
+        ncq_disk_host_io_orphan_end(io);
+        return;
+    }
     r->aiocb = NULL;
     if (ret < 0) {
-        ncq_disk_undo_lost(r->undo_first, n);
+        ncq_disk_undo_lost(io->undo_first, n);
     } else {
-        ncq_disk_undo_keep(r->disk, r->undo_first, n, r->undo_buf);
+        ncq_disk_undo_keep(r->disk, io->undo_first, n, io->undo_buf);
     }
-    qemu_vfree(r->undo_buf);
-    r->undo_buf = NULL;
+    qemu_vfree(io->undo_buf);
+    io->undo_buf = NULL;
     if (!r->cmd) {
         /* Dropped while reading: the write never reaches the image. */
+        ncq_disk_host_io_free(io);
         r->host_done = true;
         r->host_ret = ret;
         return;
@@ -129,12 +136,13 @@ static void ncq_disk_undo_read_done(void *opaque, int ret)
 void ncq_disk_undo_read(NcqDiskReq *r, uint64_t first, uint32_t n)
 {
     IDEState *s = ncq_disk_state(r->disk);
+    NcqDiskHostIO *io = ncq_disk_host_io_new(r);
 
-    r->undo_first = first;
-    r->undo_buf = blk_blockalign(s->blk, n * BDRV_SECTOR_SIZE);
-    qemu_iovec_init_buf(&r->undo_qiov, r->undo_buf, n * BDRV_SECTOR_SIZE);
+    io->undo_first = first;
+    io->undo_buf = blk_blockalign(s->blk, n * BDRV_SECTOR_SIZE);
+    qemu_iovec_init_buf(&io->undo_qiov, io->undo_buf, n * BDRV_SECTOR_SIZE);
     r->aiocb = blk_aio_preadv(s->blk, first * BDRV_SECTOR_SIZE,
-                              &r->undo_qiov, 0, ncq_disk_undo_read_done, r);
+                              &io->undo_qiov, 0, ncq_disk_undo_read_done, io);
 }
 
 /* A held non-queued write's undo read (ncq_disk_held_undo_start()) */

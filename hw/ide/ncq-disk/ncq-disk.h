@@ -15,6 +15,7 @@
 #include "qapi/qapi-types-ncq-disk.h"
 #include "hw/ide/ncq-smart.h"
 #include "qemu/iov.h"
+#include "system/dma.h"
 #include "qemu/timer.h"
 #include "qom/object.h"
 
@@ -48,19 +49,38 @@ typedef enum NcqDiskKind {
  */
 #define NCQ_DISK_BRIEF_WAIT_MS  20
 
+typedef struct NcqDiskReq NcqDiskReq;
+
+/*
+ * A queued command's host I/O: its undo read (power-loss=on), then its
+ * data to or from the image.  Apart from its tag, so that a reset that
+ * stops waiting for it (ncq_disk_drop()) can leave it to end on its own:
+ * it moves the data through its own copy of the HBA's scatter list
+ * (the HBA frees its list when the command is dropped), and its end is
+ * then discarded.
+ */
+typedef struct NcqDiskHostIO {
+    NcqDiskReq *req;        /* NULL: dropped, no longer waited for */
+    NcqDisk *disk;
+    QEMUSGList sg;          /* the HBA's list, copied for the DMA */
+    uint8_t *undo_buf;      /* power loss: old contents being read */
+    uint64_t undo_first;
+    QEMUIOVector undo_qiov;
+    bool hold;              /* dropped: icount_hold() until it ends */
+    QEMUTimer *bound;       /* x-host-wait-ms: then virtual time goes on */
+} NcqDiskHostIO;
+
 /* One NCQ tag's command while the drive holds it. */
-typedef struct NcqDiskReq {
+struct NcqDiskReq {
     NcqDisk *disk;
     IDENCQCmd *cmd;         /* NULL: tag free */
     NcqDiskKind kind;       /* what cmd is */
     BlockAIOCB *aiocb;      /* host I/O in flight */
+    NcqDiskHostIO *io;      /* its state, while in flight */
     bool host_done;
     int host_ret;
     bool mig_active;        /* migration: the tag was in the drive */
-    uint8_t *undo_buf;      /* power loss: old contents being read */
-    uint64_t undo_first;
-    QEMUIOVector undo_qiov;
-} NcqDiskReq;
+};
 
 /*
  * The model's completions due at a deadline whose turn came while a
@@ -307,6 +327,9 @@ bool ncq_disk_wait_bounded(bool (*busy)(void *opaque), void *opaque,
 bool ncq_disk_wait_host(NcqDiskReq *r);
 bool ncq_disk_wait_host_briefly(NcqDiskReq *r);
 void ncq_disk_host_io(NcqDiskReq *r);
+NcqDiskHostIO *ncq_disk_host_io_new(NcqDiskReq *r);
+void ncq_disk_host_io_free(NcqDiskHostIO *io);
+void ncq_disk_host_io_orphan_end(NcqDiskHostIO *io);
 
 /* ncq-disk-queue.c */
 void ncq_disk_queue_init(NcqDisk *d);

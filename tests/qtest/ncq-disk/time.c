@@ -116,6 +116,13 @@ static const StallCase stall_queued_mmio = { READ_FPDMA_QUEUED, true, false };
 static const StallCase stall_held_write_mmio_reset = {
     CMD_WRITE_DMA_EXT, true, true
 };
+/*
+ * A queued read dropped by the COMRESET while the host still reads: the
+ * drive used to wait for the host in the register write, without a
+ * bound (as ide-hd's reset does); it now stops waiting after a moment
+ * and leaves the read to end on its own.
+ */
+static const StallCase stall_queued_reset = { READ_FPDMA_QUEUED, false, true };
 
 /* Microseconds since @t0, asserted under one second. */
 static void assert_within_a_second(int64_t t0, const char *what)
@@ -218,6 +225,8 @@ void add_time_tests(void)
                         &stall_queued_mmio, test_host_stall);
     qtest_add_data_func("/ncq-disk/time/host-stall/held-write-mmio-reset",
                         &stall_held_write_mmio_reset, test_host_stall);
+    qtest_add_data_func("/ncq-disk/time/host-stall/queued-reset",
+                        &stall_queued_reset, test_host_stall);
     qtest_add_data_func("/ncq-disk/time/wait-blocks", NULL, test_host_wait);
     qtest_add_data_func("/ncq-disk/time/hold-clock-does-not-block", "on",
                         test_host_wait);

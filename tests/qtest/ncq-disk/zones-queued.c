@@ -207,6 +207,46 @@ static void test_zac_queued(void)
 }
 
 /*
+ * A queued REPORT ZONES (RECEIVE FPDMA QUEUED) the drive holds when the
+ * state moves: AHCI sends the slot's device fields and the subcommand's
+ * fields as two subsections.  The second was named "ncq state/backend-cmd",
+ * which begins with the first's name: QEMU's loader took it for a
+ * subsection of "ncq state/backend" and failed the load (ENOENT).  The
+ * report completes on the other side, with the zones it asked for.
+ */
+static void test_migrate_queued_zac(void)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw",
+                                             zoned_img_path);
+    uint8_t port, slot, buf[512];
+    AHCIQState *src = ncq_boot_drive(drive, ZAC_PROPS, &port);
+    AHCIQState *dst = ncq_boot_incoming(drive, ZAC_PROPS);
+    uint64_t gbuf = ahci_alloc(src, 512);
+    AHCICommand *cmd;
+    QDict *info;
+
+    qtest_memset(src->parent->qts, gbuf, 0xaa, 512);
+    zac_ncq(src, port, ATA_RECV_FPDMA, 1, 0x02, 0, 0, gbuf, 512, &cmd);
+    slot = ahci_command_slot(cmd);
+    info = query_disk(src);
+    g_assert_cmpint(qlist_size(qdict_get_qlist(info, "queue")), ==, 1);
+    qobject_unref(info);
+
+    ncq_migrate(src, dst);
+    ncq_wait_done(dst, port, slot);
+    ncq_bufread(dst->parent->qts, gbuf, buf, sizeof(buf));
+    g_assert_cmphex(ldl_le_p(buf), ==, 64 * ZAC_ZONES);
+    g_assert_cmphex(ldq_le_p(buf + 64 + 16), ==, 0);
+    g_assert_cmphex(ldq_le_p(buf + 128 + 16), ==, ZAC_ZONE);
+    ahci_command_free(cmd);
+    ahci_free(dst, gbuf);
+    check_still_serving(dst, port);
+    ncq_shutdown(src);
+    ncq_shutdown(dst);
+}
+
+
+/*
  * Bad input in the queued forms: an NCQ error (ABRT), the failing tag in
  * log 10h with the sense of the non-queued form (NCQ autosense), and
  * nothing changed.  ZBC/ZAC: a reserved reporting option and a zone ID
@@ -414,4 +454,5 @@ void add_zones_queued_tests(void)
     qtest_add_func("/ncq-disk/zac/queued/write-reset-race",
                    test_zac_write_reset_race);
     qtest_add_func("/ncq-disk/zac/power-cut", test_zac_power_cut);
+    qtest_add_func("/ncq-disk/migrate/queued-zac", test_migrate_queued_zac);
 }
