@@ -153,7 +153,8 @@ series_sum=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 # makes ninja rebuild.
 WALKED=$ROOT/patches/qemu/walked
 walk_keys=()
-walk_key_acc=$(printf '%s\n' "$(basename "$pristine")" "$conf_sum")
+# (the third line: proofs of patches applied with git am, as a mailbox)
+walk_key_acc=$(printf '%s\n' "$(basename "$pristine")" "$conf_sum" "git am")
 for p in "${patches[@]}"; do
     walk_key_acc=$(printf '%s\n' "$walk_key_acc" | cat - "$p" | sha256sum | cut -c1-16)
     walk_keys+=("$walk_key_acc")
