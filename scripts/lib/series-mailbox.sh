@@ -133,7 +133,8 @@ based_on() {
     local id
     id=$(tr ' ' '\n' <<<"$BASED_ON_IDS" | sed -n "s|^$1=||p" | tail -1)
     if [ -n "$id" ]; then
-        echo "Based-on: <${id#<}"
+        id=${id#<}
+        echo "Based-on: <${id%>}>"
         return
     fi
     echo "Based-on: the series \"$(head -1 "$PATCHES/$1/cover.txt")\" ($1)"
