@@ -291,13 +291,28 @@ ninja_build() {   # ninja_build STEP ERROR [TARGET...]: or die with ERROR
 # walk_qtests PATCH: the qtests PATCH adds (the test paths it registers),
 # or every case of a qtest program whose source it changes without
 # registering one, run on the tree as of that patch; the test command
-# runs them all on the whole series.  Output: $build/qtest-walk.log.
+# runs them all on the whole series.  A changed file under tests/qtest/
+# belongs to the program build.ninja compiles it into (one program may
+# have several files, in a folder or not); a file of no one program's
+# (libqos, fuzz) runs nothing.  Output: $build/qtest-walk.log.
 walk_qtests() {
-    local t rc cases sel
-    for t in $(sed -n 's|^+++ b/tests/qtest/\([a-z0-9-]*\)\.c$|\1|p' "$1" | sort -u); do
-        # the hunks of this file: their added test paths ("/ahci/...")
-        cases=$(awk -v f="b/tests/qtest/$t.c" '
-            /^\+\+\+ / { on = ($2 == f) }
+    local t f rc cases sel objs files
+    # "program source" for each object of a qtest program (meson names an
+    # object after its source's path below the program's folder, with
+    # "/" as "_")
+    objs=$(ninja -C "$build" -t targets all 2>/dev/null |
+        sed -n 's|^tests/qtest/\([^/]*\)\.p/\([^/]*\.c\)\.o: .*|\1 \2|p')
+    declare -A files_of=()
+    for f in $(sed -n 's|^+++ b/tests/qtest/\(.*\.c\)$|\1|p' "$1" | sort -u); do
+        t=$(awk -v m="${f//\//_}" '$2 == m { print $1; exit }' <<<"$objs")
+        [ -n "$t" ] && files_of[$t]+="b/tests/qtest/$f "
+    done
+    for t in $(printf '%s\n' "${!files_of[@]}" | sort); do
+        files=${files_of[$t]}
+        # the hunks of its files: their added test paths ("/ahci/...")
+        cases=$(awk -v fs="$files" '
+            BEGIN { n = split(fs, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+            /^\+\+\+ / { on = ($2 in want) }
             on && /^\+/ && match($0, /"\/[a-z0-9_\/-]+"/) {
                 print substr($0, RSTART + 1, RLENGTH - 2) }' "$1" | sort -u)
         sel=()
@@ -305,7 +320,7 @@ walk_qtests() {
         ninja_build "qtest $t" "the series does not bisect: tests/qtest/$t does not build after $name" "tests/qtest/$t"
         (cd "$build" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
             QTEST_QEMU_IMG=./qemu-img G_TEST_DBUS_DAEMON=/bin/true \
-            timeout 600 "tests/qtest/$t" --tap -k "${sel[@]}") \
+            timeout 1800 "tests/qtest/$t" --tap -k "${sel[@]}") \
             >>"$build/qtest-walk.log" 2>&1
         rc=$?
         if [ $rc != 0 ] || grep -q "^not ok" "$build/qtest-walk.log" ||
@@ -313,7 +328,7 @@ walk_qtests() {
             grep "^not ok" "$build/qtest-walk.log" >&2
             die "the series does not bisect: tests/qtest/$t fails after $name (exit $rc); log: $build/qtest-walk.log"
         fi
-        log "bisect: tests/qtest/$t passes after $name ($(grep -c '^ok ' "$build/qtest-walk.log") case(s)${cases:+: $(echo $cases)})"
+        log "bisect: tests/qtest/$t passes after $name ($(grep -c '^ok ' "$build/qtest-walk.log") case(s)$([ $(wc -w <<<"$cases") -le 12 ] && [ -n "$cases" ] && echo ": "$cases))"
     done
 }
 
