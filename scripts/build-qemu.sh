@@ -212,7 +212,7 @@ overlay_link() {
     )
     while IFS= read -r f; do overlay+=("$f"); done < <(
         cd "$ROOT" && ls hw/ide/ncq-disk/* include/hw/ide/*.h \
-            tests/qtest/*.c 2>/dev/null)
+            tests/qtest/*.c tests/qtest/*/*.[ch] 2>/dev/null)
     for f in "${overlay[@]}"; do
         [ -e "$ROOT/$f" ] || continue
         if [ -e "$work/$f" ] && [ ! -L "$work/$f" ]; then
@@ -288,31 +288,36 @@ ninja_build() {   # ninja_build STEP ERROR [TARGET...]: or die with ERROR
         || { tail -200 "$build/ninja.log" | grep -E "error|Error" | head -20 >&2; die "$err; full log: $build/ninja.log"; }
 }
 
+# qtest_program FILE: the qtest program FILE (a path in tests/qtest/) is a
+# source of: X.c is program X's main file; a file in a folder D/ is program
+# D-test's, when there is one (as upstream's migration/ is migration-test's
+# and ncq-disk/ ncq-disk-test's); nothing for libqos/, fuzz/ and headers.
+qtest_program() {
+    local rel=${1#tests/qtest/} d
+    case $rel in
+    */*) d=${rel%%/*}
+         [ -f "$work/tests/qtest/$d-test.c" ] || return 0
+         echo "$d-test" ;;
+    *.c) echo "${rel%.c}" ;;
+    esac
+}
+
 # walk_qtests PATCH: the qtests PATCH adds (the test paths it registers),
-# or every case of a qtest program whose source it changes without
+# or every case of a qtest program whose sources it changes without
 # registering one, run on the tree as of that patch; the test command
-# runs them all on the whole series.  A changed file under tests/qtest/
-# belongs to the program build.ninja compiles it into (one program may
-# have several files, in a folder or not); a file of no one program's
-# (libqos, fuzz) runs nothing.  Output: $build/qtest-walk.log.
+# runs them all on the whole series.  Output: $build/qtest-walk.log.
 walk_qtests() {
-    local t f rc cases sel objs files
-    # "program source" for each object of a qtest program (meson names an
-    # object after its source's path below the program's folder, with
-    # "/" as "_")
-    objs=$(ninja -C "$build" -t targets all 2>/dev/null |
-        sed -n 's|^tests/qtest/\([^/]*\)\.p/\([^/]*\.c\)\.o: .*|\1 \2|p')
-    declare -A files_of=()
-    for f in $(sed -n 's|^+++ b/tests/qtest/\(.*\.c\)$|\1|p' "$1" | sort -u); do
-        t=$(awk -v m="${f//\//_}" '$2 == m { print $1; exit }' <<<"$objs")
-        [ -n "$t" ] && files_of[$t]+="b/tests/qtest/$f "
-    done
-    for t in $(printf '%s\n' "${!files_of[@]}" | sort); do
-        files=${files_of[$t]}
-        # the hunks of its files: their added test paths ("/ahci/...")
-        cases=$(awk -v fs="$files" '
-            BEGIN { n = split(fs, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-            /^\+\+\+ / { on = ($2 in want) }
+    local f t rc cases sel
+    local -A srcs=()
+    while IFS= read -r f; do
+        t=$(qtest_program "$f")
+        [ -z "$t" ] || srcs[$t]+=" b/$f"
+    done < <(sed -n 's|^+++ b/\(tests/qtest/.*\.[ch]\)$|\1|p' "$1" | sort -u)
+    for t in $(printf '%s\n' "${!srcs[@]}" | sort); do
+        # the hunks of this program's files: their added test paths ("/ahci/...")
+        cases=$(awk -v fs="${srcs[$t]}" '
+            BEGIN { n = split(fs, a, " "); for (i = 1; i <= n; i++) mine[a[i]] = 1 }
+            /^\+\+\+ / { on = ($2 in mine) }
             on && /^\+/ && match($0, /"\/[a-z0-9_\/-]+"/) {
                 print substr($0, RSTART + 1, RLENGTH - 2) }' "$1" | sort -u)
         sel=()

@@ -21,10 +21,15 @@ Blocks:
   file of each built-in model that has one.
 - `fuzz.sh usage` (docs/fuzzing.md): the synopsis of scripts/fuzz.sh's own
   header, the text its --help prints.
+- `ncq-sim --list-params` (docs/model.md): the parameter table's keys;
+  `ncq-sim --list-settings` (docs/device.md, docs/ncq-sim.md): the
+  run-time settings; each the output of the standalone build's ncq-sim
+  (built when missing or older than the code).
 
 Values:
-- `ncq-disk qtests` (docs/build.md): the cases tests/qtest/ncq-disk-test.c
-  registers by name (the per-model cases count once);
+- `ncq-disk qtests` (docs/build.md): the cases ncq-disk-test's sources
+  (tests/qtest/ncq-disk-test.c and tests/qtest/ncq-disk/*.c) register by
+  name (the per-model cases count once);
 - `disksim models` (README.md): how many built-in models were imported
   from DiskSim, in words;
 - `image modules` (docs/guest-image.md): images/build-image.sh's MODULES,
@@ -37,7 +42,8 @@ from repopaths import ROOT
 
 MODELS = ROOT / "hw" / "ide" / "ncq-model"
 DOCS = ("README.md", "docs/validation/README.md", "docs/build.md",
-        "docs/fuzzing.md", "docs/guest-image.md")
+        "docs/fuzzing.md", "docs/guest-image.md", "docs/model.md",
+        "docs/device.md", "docs/ncq-sim.md")
 WORDS = ("zero one two three four five six seven eight nine ten eleven "
          "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
          "nineteen twenty").split()
@@ -137,13 +143,32 @@ def fuzz_usage():
     return "```\n" + "\n".join(out) + "\n```\n"
 
 
+def _ncq_sim(*args):
+    """What the standalone build's ncq-sim prints for args."""
+    import subprocess
+
+    from ncqsimbuild import ncq_sim_binary
+    return subprocess.run([str(ncq_sim_binary()), *args], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout
+
+
 BLOCKS = {"built-in models": built_in_models,
           "validation sheets": validation_sheets,
-          "fuzz.sh usage": fuzz_usage}
+          "fuzz.sh usage": fuzz_usage,
+          "ncq-sim --list-params": lambda: _ncq_sim("--list-params"),
+          "ncq-sim --list-settings": lambda: _ncq_sim("--list-settings")}
+
+
+def ncq_disk_test_sources():
+    """The C files of the ncq-disk-test program: its main file, and one
+    file per concern in tests/qtest/ncq-disk/."""
+    qtest = ROOT / "tests" / "qtest"
+    return ([qtest / "ncq-disk-test.c"]
+            + sorted((qtest / "ncq-disk").glob("*.c")))
 
 
 def ncq_disk_qtests():
-    src = (ROOT / "tests" / "qtest" / "ncq-disk-test.c").read_text()
+    src = "".join(p.read_text() for p in ncq_disk_test_sources())
     return str(len(re.findall(r"\bqtest_add_(?:data_)?func\s*\(", src)))
 
 

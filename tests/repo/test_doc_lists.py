@@ -35,3 +35,13 @@ def test_refresh_rewrites_a_stale_value():
     fresh = doclists.refresh(stale)
     n = doclists.ncq_disk_qtests()
     assert int(n) > 50 and fresh == stale.replace(">1<", f">{n}<")
+
+
+def test_refresh_rewrites_a_stale_settings_table():
+    """The settings tables are ncq-sim's --list-settings, rewritten like
+    the other lists: a new setting needs no table edited by hand."""
+    stale = ("<!-- begin: ncq-sim --list-settings -->\n| old |\n"
+             "<!-- end: ncq-sim --list-settings -->\n")
+    fresh = doclists.refresh(stale)
+    assert "| old |" not in fresh
+    assert re.search(r"^\| `policy` \| `policy` \|", fresh, re.M), fresh

@@ -33,9 +33,9 @@ def _read(p):
 
 def registered_qtests():
     """/ncq-disk/ case names the qtest sources register (string literals),
-    and the per-model cases add_builtin_model_tests() makes."""
+    and the per-model cases add_models_tests() makes."""
     names = set()
-    for p in (ROOT / "tests" / "qtest").glob("*.c"):
+    for p in (ROOT / "tests" / "qtest").rglob("*.c"):
         names |= set(re.findall(r'"(/ncq-disk/[\w/.-]+)"', _read(p)))
     meson = _read(ROOT / "hw" / "ide" / "ncq-model" / "meson.build")
     names |= {f"/ncq-disk/models/{m}" for m in
@@ -45,7 +45,7 @@ def registered_qtests():
 
 def test_quoted_qtest_names_are_registered():
     names = registered_qtests()
-    assert len(names) > 50, "no qtest case found in tests/qtest/*.c"
+    assert len(names) > 50, "no qtest case found in tests/qtest/**/*.c"
     bad = []
     for doc in DOCS:
         for n, line in enumerate(_read(doc).split("\n"), 1):

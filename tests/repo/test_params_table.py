@@ -27,8 +27,7 @@ def test_model_md_key_table_is_the_table(ncq_sim_dir):
     want = _sim(ncq_sim_dir, "--list-params")
     assert have == want, (
         "docs/model.md's key table differs from the parameter table; "
-        "replace what is between its markers with the output of "
-        "`_build/model/tools/ncq-sim/ncq-sim --list-params`")
+        "run scripts/update-doc-lists.py")
 
 
 SBEGIN = "<!-- begin: ncq-sim --list-settings -->\n"
@@ -46,9 +45,8 @@ def test_docs_settings_tables_are_the_table(ncq_sim_dir):
             f"{doc} lost its markers {SBEGIN.strip()} ... {SEND}"
         have = text[text.index(SBEGIN) + len(SBEGIN):text.index(SEND)]
         assert have == want, (
-            f"{doc}'s settings table differs from the settings; replace "
-            "what is between its markers with the output of "
-            "`_build/model/tools/ncq-sim/ncq-sim --list-settings`")
+            f"{doc}'s settings table differs from the settings; run "
+            "scripts/update-doc-lists.py")
 
 
 def test_ncqparams_is_generated_only():

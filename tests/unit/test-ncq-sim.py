@@ -112,6 +112,21 @@ with tempfile.TemporaryDirectory() as d:
         check(p.returncode != 0 and 'out of range' in p.stderr,
               '--%s past %s: %s' % (name, hi, p.stderr))
 
+    # every setting and each of its old spellings is an option that takes
+    # a value of the setting's range (on/off and names too, which the
+    # bounds above do not reach)
+    rows = re.findall(r'^\| `([a-z-]+)` \| `\w+` \| ([^|]+) \| ([^|]*) \|',
+                      run('--list-settings').stdout, re.M)
+    check([r[0] for r in rows] == listed,
+          'settings rows read %s, listed %s' % (rows, listed))
+    for name, rng, aliases in rows:
+        value = ('off' if rng.strip() == 'on or off' else
+                 re.split(r'[ ,]', rng.strip())[0].split('..')[0])
+        for opt in [name] + re.findall(r'`([a-z-]+)`', aliases):
+            p = run('--' + opt, value, '--count', '50', '--quiet', ok=False)
+            check(p.returncode == 0,
+                  'setting %s: --%s %s: %s' % (name, opt, value, p.stderr))
+
     p = run('--model', 'intel-530', '--group', '4:0:50%:size=8:read=1',
             '--group', '4:50%:100%:size=256:read=0:stream', '--count', '2000')
     lines = [l for l in p.stdout.splitlines() if l.startswith('group')]

@@ -116,12 +116,16 @@ static void test_fingerprint_covers(void)
     for (i = 0; i < n; i++) {
         const NcqParamRow *k = &rows[i];
 
+        CHECK(k->fp <= 9 || k->fp == NCQ_FP_NAMED, "row %s has fp %u: a "
+              "version of the linear states (1..9) or, for a row added "
+              "since, NCQ_FP_NAMED", k->field ? k->field : k->key,
+              (unsigned)k->fp);
         if (!owns_field(k) || k->fp) {
             continue;
         }
         CHECK(!strcmp(k->field, "nzones") || !strcmp(k->field,
               "seek_npoints"), "field %s is in no fingerprint: give its "
-              "row the next state version in the fp column", k->field);
+              "row NCQ_FP_NAMED in the fp column", k->field);
     }
 }
 

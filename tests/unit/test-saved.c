@@ -5,14 +5,19 @@
  * Each golden stream in tests/data was written by the build that last
  * changed its format and must load in every later one:
  *
- * - smart-state-v2.bin: NCQSMRT2, written by ncq_smart_state_save() of
- *   the build before issue 27 (a SMART state after a seeded run:
- *   golden_smart() below);
+ * - smart-state-v3.bin: NCQSMART v3, the sectioned stream, written by
+ *   ncq_smart_state_save() of the build of issue 39 (a SMART state after
+ *   a seeded run: golden_smart() below);
+ * - smart-state-v2.bin: the same state as NCQSMRT2, written by the build
+ *   before issue 27;
  * - smart-state-v1.bin: the same state as NCQSMRT1 (before the spindle
  *   time was kept: v2 without its last three fields);
- * - undo-v1.bin: ncq_undo_save() of that build (golden_undo()).
+ * - undo-v2.bin: NCQUNDOD v2, sectioned, ncq_undo_save() of the build of
+ *   issue 39 (golden_undo());
+ * - undo-v1.bin: the same data as v1 (no header), by the build before
+ *   issue 27.
  *
- * A load of each, saved again, gives the same bytes (v1: v2's bytes with
+ * A load of each, saved again, gives the newest golden's bytes (v1: with
  * the spindle time as a v1 load sets it), and each value in its field:
  * the golden runs, made again, leave the same state.
  *
@@ -118,9 +123,6 @@ static void write_file(const char *dir, const char *name, const void *buf,
     printf("wrote %s (%zu bytes)\n", path, len);
 }
 
-/* The spindle fields, the last three u64 of a v2 stream */
-#define SMART_V2_TAIL (3 * 8)
-
 static void write_golden(const char *dir)
 {
     static NcqSmart sm;
@@ -128,19 +130,19 @@ static void write_golden(const char *dir)
     uint8_t *buf;
     size_t n;
 
+    /* the older goldens were written by the builds that wrote them */
     golden_smart(&sm);
     n = ncq_smart_state_size(&sm);
     buf = malloc(n);
     ncq_smart_state_save(&sm, buf);
-    CHECK(!memcmp(buf, "NCQSMRT2", 8), "writes v2");
-    write_file(dir, "smart-state-v2.bin", buf, n);
-    buf[7] = '1';
-    write_file(dir, "smart-state-v1.bin", buf, n - SMART_V2_TAIL);
+    CHECK(!memcmp(buf, "NCQSMART", 8), "writes v3");
+    write_file(dir, "smart-state-v3.bin", buf, n);
     free(buf);
     n = ncq_undo_save_size(u);
     buf = malloc(n);
     ncq_undo_save(u, buf);
-    write_file(dir, "undo-v1.bin", buf, n);
+    CHECK(!memcmp(buf, "NCQUNDOD", 8), "writes v2");
+    write_file(dir, "undo-v2.bin", buf, n);
     free(buf);
     ncq_undo_free(u);
 }
@@ -160,15 +162,40 @@ static void check_saves_as(const NcqSmart *sm, const uint8_t *want,
     free(buf);
 }
 
+/* Every cut of @g, and every byte of it damaged: refused. */
+static void check_damage_refused(const uint8_t *g, size_t n,
+                                 const char *what)
+{
+    static NcqSmart sm;
+    uint8_t *x = malloc(n);
+    size_t i, refused = 0;
+
+    for (i = 0; i < n; i++) {
+        memcpy(x, g, n);
+        x[i] ^= 0x20;
+        refused += ncq_smart_state_load(&sm, x, n) == NCQ_ERR_PARSE;
+        refused += ncq_smart_state_load(&sm, g, i) == NCQ_ERR_PARSE;
+    }
+    CHECK(refused == 2 * n, "%s: %zu of %zu cuts and damaged bytes refused",
+          what, refused, 2 * n);
+    free(x);
+}
+
 static void test_smart_goldens(const char *dir)
 {
-    static NcqSmart v2, v1, fresh, again;
-    size_t n2, n1;
+    static NcqSmart v3, v2, v1, fresh, again;
+    size_t n3, n2, n1;
+    uint8_t *g3 = read_file(dir, "smart-state-v3.bin", &n3);
     uint8_t *g2 = read_file(dir, "smart-state-v2.bin", &n2);
     uint8_t *g1 = read_file(dir, "smart-state-v1.bin", &n1);
 
+    CHECK_EQ(ncq_smart_state_load(&v3, g3, n3), 0);
+    check_saves_as(&v3, g3, n3, "smart-state-v3");
+    check_damage_refused(g3, n3, "smart-state-v3");
     CHECK_EQ(ncq_smart_state_load(&v2, g2, n2), 0);
-    check_saves_as(&v2, g2, n2, "smart-state-v2");
+    CHECK(!memcmp(&v2, &v3, sizeof(v2)), "smart-state-v2 and -v3 hold "
+          "the same state");
+    check_saves_as(&v2, g3, n3, "smart-state-v2 saved again");
     /*
      * Each field where it was: the golden run, made again by this build,
      * gives the same state (a walk that saves and loads two fields in
@@ -194,7 +221,7 @@ static void test_smart_goldens(const char *dir)
     v2.spindle_ns = v2.power_on_ns;
     v2.spindle_off = false;
     v2.spindle_stop_ns = 0;
-    CHECK_EQ(ncq_smart_state_size(&v1), n2);
+    CHECK_EQ(ncq_smart_state_size(&v1), n3);
     {
         size_t n = ncq_smart_state_size(&v1);
         uint8_t *a = malloc(n), *b = malloc(n);
@@ -216,8 +243,11 @@ static void test_smart_goldens(const char *dir)
     g2[7] = '2';
     CHECK_EQ(ncq_smart_state_load(&fresh, g2, n2), NCQ_ERR_PARSE);
     CHECK_EQ(ncq_smart_state_load(&fresh, g2, 4), NCQ_ERR_PARSE);
+    g3[8 + 3] = 4;                  /* v4, a later framing */
+    CHECK_EQ(ncq_smart_state_load(&fresh, g3, n3), NCQ_ERR_PARSE);
     free(g1);
     free(g2);
+    free(g3);
 }
 
 static int count_sectors(void *opaque, uint64_t lba, uint64_t n,
@@ -232,35 +262,61 @@ static int count_sectors(void *opaque, uint64_t lba, uint64_t n,
     return 0;
 }
 
-static void test_undo_golden(const char *dir)
+/* Golden undo stream @name loads as golden_undo() and saves @want. */
+static void check_undo_golden(NcqUndo *u, const uint8_t *g, size_t n,
+                              const uint8_t *want, size_t wn,
+                              const char *name)
 {
     NcqRange all = { 0, UINT64_MAX / 2 };
-    NcqUndo *u = ncq_undo_new(), *want = golden_undo();
+    NcqUndo *golden = golden_undo();
     uint64_t got_sum = 0, want_sum = 0;
     char err[256];
-    size_t n;
-    uint8_t *g = read_file(dir, "undo-v1.bin", &n), *buf;
+    uint8_t *buf;
 
-    CHECK_EQ(ncq_undo_load(u, g, n, err, sizeof(err)), 0);
+    CHECK(ncq_undo_load(u, g, n, err, sizeof(err)) == 0, "%s: %s", name,
+          err);
     CHECK_EQ(ncq_undo_extents(u), 3);
     CHECK_EQ(ncq_undo_sectors(u), 9);
     ncq_undo_foreach(u, &all, 1, count_sectors, &got_sum);
-    ncq_undo_foreach(want, &all, 1, count_sectors, &want_sum);
-    CHECK(got_sum == want_sum, "undo-v1: the data of golden_undo()");
-    CHECK_EQ(ncq_undo_save_size(u), n);
-    buf = malloc(n);
+    ncq_undo_foreach(golden, &all, 1, count_sectors, &want_sum);
+    CHECK(got_sum == want_sum, "%s: the data of golden_undo()", name);
+    CHECK_EQ(ncq_undo_save_size(u), wn);
+    buf = malloc(wn);
     ncq_undo_save(u, buf);
-    CHECK(!memcmp(buf, g, n), "undo-v1: saves the same bytes");
+    CHECK(!memcmp(buf, want, wn), "%s: saves undo-v2.bin's bytes", name);
+    free(buf);
+    ncq_undo_free(golden);
+}
+
+static void test_undo_golden(const char *dir)
+{
+    NcqUndo *u = ncq_undo_new();
+    char err[256];
+    size_t n, n2, i, refused = 0;
+    uint8_t *g = read_file(dir, "undo-v1.bin", &n);
+    uint8_t *g2 = read_file(dir, "undo-v2.bin", &n2), *x = malloc(n2);
+
+    check_undo_golden(u, g2, n2, g2, n2, "undo-v2");
+    check_undo_golden(u, g, n, g2, n2, "undo-v1");
+    for (i = 0; i < n2; i++) {
+        memcpy(x, g2, n2);
+        x[i] ^= 0x20;
+        refused += ncq_undo_load(u, x, n2, err, sizeof(err)) < 0;
+        /* no byte at all: v1's empty stream */
+        refused += i > 0 && ncq_undo_load(u, g2, i, err, sizeof(err)) < 0;
+    }
+    CHECK(refused == 2 * n2 - 1, "undo-v2: %zu of %zu cuts and damaged "
+          "bytes refused", refused, 2 * n2 - 1);
+    free(x);
+    free(g2);
     /* damage: cut inside an extent's header, inside its data */
     CHECK(ncq_undo_load(u, g, 1557, err, sizeof(err)) < 0, "cut header");
     CHECK(strstr(err, "cut short at byte 1552 of 1557"), "%s", err);
     CHECK(ncq_undo_load(u, g, n - 1, err, sizeof(err)) < 0, "cut data");
     CHECK(strstr(err, "malformed at byte"), "%s", err);
     CHECK_EQ(ncq_undo_sectors(u), 0);
-    free(buf);
     free(g);
     ncq_undo_free(u);
-    ncq_undo_free(want);
 }
 
 int main(int argc, char **argv)

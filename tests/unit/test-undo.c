@@ -211,11 +211,28 @@ static void test_one_extent_per_write(void)
     free(buf);
 }
 
+/* NCQUNDOD's header, its section's (name "extents") and extent count */
+#define UNDO_HEAD (24 + 4 + 7 + 4 + 8 + 4 + 4)
+
+/* The stream's checksum (FNV-1a 64, docs/model-state.md), to forge it. */
+static void fix_checksum(uint8_t *b, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t i;
+
+    for (i = 0; i < len - 8; i++) {
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    }
+    for (i = 0; i < 8; i++) {
+        b[len - 8 + i] = h >> (56 - 8 * i);
+    }
+}
+
 static void test_damaged_saves_are_refused(void)
 {
     NcqUndo *u = ncq_undo_new(), *copy = ncq_undo_new();
     NcqRange all = { 0, 1 << 20 };
-    uint8_t data[4 * 512] = { 1 }, *blob;
+    uint8_t data[4 * 512] = { 1 }, *blob, *v1;
     uint64_t first;
     size_t len;
     char err[128] = "";
@@ -225,17 +242,30 @@ static void test_damaged_saves_are_refused(void)
     ncq_undo_prepare(u, 20, 2, &all, 1, &first);
     ncq_undo_keep(u, 20, 2, data);
     len = ncq_undo_save_size(u);
-    CHECK_EQ(len, 2 * (16 + 1024));
+    /* header, section "extents" and its count, the extents, checksum */
+    CHECK_EQ(len, UNDO_HEAD + 2 * (16 + 1024) + 8);
     blob = malloc(len);
     ncq_undo_save(u, blob);
+    CHECK(!memcmp(blob, "NCQUNDOD", 8), "the v2 magic");
 
     CHECK(ncq_undo_load(copy, blob, len - 1, err, sizeof(err)) < 0,
           "a short save loaded");
-    CHECK(strstr(err, "malformed") || strstr(err, "short"), "%s", err);
+    CHECK(strstr(err, "damaged"), "%s", err);
     CHECK_EQ(ncq_undo_sectors(copy), 0);
-    blob[16 + 1024 + 7] = 11;       /* second extent at 11: overlaps */
+    blob[UNDO_HEAD + 16 + 1024 + 7] = 11;   /* second extent at 11 */
+    fix_checksum(blob, len);
     CHECK(ncq_undo_load(copy, blob, len, err, sizeof(err)) < 0,
           "overlapping extents loaded");
+    CHECK(strstr(err, "malformed at byte 1095"), "%s", err);
+    CHECK_EQ(ncq_undo_sectors(copy), 0);
+
+    /* v1, the headerless form the builds before issue 39 wrote */
+    v1 = blob + UNDO_HEAD;
+    CHECK(ncq_undo_load(copy, v1, 2 * (16 + 1024) - 1, err,
+                        sizeof(err)) < 0, "a short v1 stream loaded");
+    CHECK(strstr(err, "malformed") || strstr(err, "short"), "%s", err);
+    CHECK(ncq_undo_load(copy, v1, 2 * (16 + 1024), err, sizeof(err)) < 0,
+          "overlapping v1 extents loaded");
     CHECK(strstr(err, "malformed at byte 1040"), "%s", err);
     CHECK_EQ(ncq_undo_load(copy, blob, 0, err, sizeof(err)), 0);
     CHECK_EQ(ncq_undo_sectors(copy), 0);

@@ -226,8 +226,8 @@ static void ncq_disk_sync_write_cache(NcqDisk *d, IDEState *s)
 #define ATA_CMD_RECV_FPDMA      0x65
 
 /*
- * What a queued command is: the one decoder, asked once per command when
- * the drive takes it (submit, or the HBA's hand-back after migration).
+ * What a queued command is, by its command code: asked only by
+ * ncq_disk_ncq_take(), once per command.
  */
 static NcqDiskKind ncq_disk_ncq_kind(const IDENCQCmd *cmd)
 {
@@ -378,12 +378,14 @@ static bool ncq_disk_ncq_time(NcqDisk *d, IDEState *s, IDENCQCmd *cmd,
     return true;
 }
 
-void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
+/*
+ * The drive starts a queued command the host submitted, of kind @kind:
+ * it refuses it, or times it and starts its host I/O.
+ */
+static void ncq_disk_ncq_start(NcqDisk *d, IDENCQCmd *cmd, NcqDiskKind kind)
 {
-    NcqDisk *d = NCQ_DISK(dev);
     IDEState *s = ncq_disk_state(d);
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    NcqDiskKind kind = ncq_disk_ncq_kind(cmd);
     NcqDiskReq *r;
     uint64_t undo_first = 0;
     uint32_t undo_n = 0;
@@ -416,14 +418,43 @@ void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
 }
 
 /*
+ * The drive takes a queued command: from the host (ncq_disk_ncq_submit()),
+ * or from the HBA after migration (@migrated: ncq_disk_ncq_resume(); the
+ * source timed it and moved its data, the model's state holds it, and the
+ * stream does not carry its kind).  The one place a queued command's kind
+ * is decided; its slot carries it to the timing, the host I/O, the
+ * completion and the power-loss undo.
+ */
+static void ncq_disk_ncq_take(NcqDisk *d, IDENCQCmd *cmd, bool migrated)
+{
+    NcqDiskKind kind = ncq_disk_ncq_kind(cmd);
+
+    if (migrated) {
+        d->reqs[cmd->tag].cmd = cmd;
+        d->reqs[cmd->tag].kind = kind;
+    } else {
+        ncq_disk_ncq_start(d, cmd, kind);
+    }
+}
+
+void ncq_disk_ncq_submit(IDEDevice *dev, IDENCQCmd *cmd)
+{
+    ncq_disk_ncq_take(NCQ_DISK(dev), cmd, false);
+}
+
+/*
  * The HBA hands back a command the drive held when the state was saved
- * (ncq-disk-migrate.c): the other side decided its kind; it is decided
- * again here, the drive never having seen its submission.
+ * (ncq-disk-migrate.c), or NULL for a tag it did not hold: the drive
+ * never saw the command's submission, so it takes it here.
  */
 void ncq_disk_ncq_resume(NcqDiskReq *r, IDENCQCmd *cmd)
 {
-    r->cmd = cmd;
-    r->kind = cmd ? ncq_disk_ncq_kind(cmd) : NCQ_DISK_READ;
+    if (cmd) {
+        assert(r == &r->disk->reqs[cmd->tag]);
+        ncq_disk_ncq_take(r->disk, cmd, true);
+    } else {
+        r->cmd = NULL;
+    }
 }
 
 /*

@@ -28,7 +28,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(NcqDisk, NCQ_DISK)
 
 /*
  * What a queued command is, by its command code (ACS-4 13.6): decided
- * once, when the drive takes the command (ncq_disk_ncq_kind() in
+ * once, when the drive takes the command (ncq_disk_ncq_take() in
  * ncq-disk-queue.c), and carried in its slot for the timing, the
  * completion and the power-loss undo.
  */

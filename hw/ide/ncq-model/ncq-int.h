@@ -93,7 +93,7 @@ typedef struct NcqParamRow {
     const char *def;        /* in the file's units; "": 0 */
     uint64_t min, max;      /* of the stored value */
     unsigned flags;         /* NCQ_PF_* */
-    uint32_t fp;            /* in the fingerprint from this version; 0 */
+    uint32_t fp;            /* fingerprinted from this version; 0, NAMED */
     const char *doc;
     const char *field;      /* NULL: a key writing another row's field */
     size_t align;           /* of the field's type */
@@ -103,6 +103,8 @@ typedef struct NcqParamRow {
 extern const NcqParamRow ncq_param_table[];
 extern const size_t ncq_param_table_len;
 const NcqParamRow *ncq_param_rows(size_t *n);
+/* every row at its default, as a file without the key gives it */
+void ncq_params_defaults(NcqParams *p);
 /* section @i of NCQ_PARAM_SECTIONS, NULL past the last (params-doc.c) */
 const char *ncq_param_section(size_t i);
 /* @v / 10^@digits with its fraction, trailing zeros dropped */

@@ -72,7 +72,10 @@ static void ncq_param_list_row(FILE *f, const NcqParamRow *k)
     const char *d;
 
     ncq_param_range(k, range, sizeof(range));
-    if (k->fp) {
+    if (k->fp == NCQ_FP_NAMED) {
+        snprintf(fp, sizeof(fp), "by name%s",
+                 k->flags & NCQ_PF_SETTING ? ", a setting" : "");
+    } else if (k->fp) {
         snprintf(fp, sizeof(fp), "v%" PRIu32 "%s", k->fp,
                  k->flags & NCQ_PF_SETTING ? ", a setting" : "");
     } else {

@@ -455,7 +455,7 @@ static int ncq_set_key(NcqParse *ps, const NcqParamRow *k, char *val,
  * Each row's default, as a file would write it; sata_gen, buffer_kib and
  * the spin times are settled after the file (ncq_finish_link, _power).
  */
-static void ncq_defaults(NcqParams *p)
+void ncq_params_defaults(NcqParams *p)
 {
     NcqParse ps = { .p = p, .fname = "default" };
     const char *why = NULL;
@@ -1061,7 +1061,7 @@ int ncq_params_parse(const char *text, const char *fname,
         snprintf(err, errlen, "%s: out of memory", fname);
         return NCQ_ERR_NOMEM;
     }
-    ncq_defaults(ps.p);
+    ncq_params_defaults(ps.p);
     if (ncq_parse_text(&ps, text, err, errlen) < 0 ||
         ncq_check_required(&ps, err, errlen) < 0 ||
         ncq_finish_zones(&ps, err, errlen) < 0) {

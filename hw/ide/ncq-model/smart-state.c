@@ -1,24 +1,28 @@
 /*
- * ncq-model: the SMART state as bytes, for migration and snapshots.
+ * ncq-model: the SMART state as bytes, for migration, snapshots and the
+ * device's smart-file.
  *
- * Magic "NCQSMRT1", then every field of NcqSmart in the order below as a
- * big-endian u64 (arrays: each element), so the stream does not depend on
- * the in-memory layout or the host.  The walk below is written once with
- * state.c's field visitor (vis.c), which sizes, saves and loads it.  A
- * new field goes at the end, with a new magic digit; older digits still
- * load (tests/unit/test-saved.c loads the golden streams of each).  2
- * (issue 26): the spindle time (a 1 stream's spindle turned whenever the
+ * A sectioned stream (sections.c): magic "NCQSMART", version 3, and the
+ * section "smart" with every field of NcqSmart in the walk's order below
+ * as a big-endian u64 (arrays: each element), so the stream does not
+ * depend on the in-memory layout or the host.  New state goes in a new
+ * section (docs/model-state.md), not at the end of this one.
+ *
+ * Versions 1 and 2, which the builds before issue 39 wrote: magic
+ * "NCQSMRT" and the version digit, then the same fields; they still load
+ * (tests/unit/test-saved.c loads the golden streams of each).  2 (issue
+ * 26) added the spindle time (a 1 stream's spindle turned whenever the
  * drive was powered).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
 #include "ncq-int.h"
-#include "vis.h"
+#include "sections.h"
 #include "hw/ide/ncq-smart.h"
 
-#define SMART_MAGIC "NCQSMRT"     /* and the version digit */
-#define SMART_VERSION 2
+#define SMART_MAGIC "NCQSMRT"     /* versions 1, 2: and the digit */
+#define SMART_LINEAR_LAST 2
 #define SMART_HEAD 8
 
 /* Every field, whatever its C type, is 8 bytes in the stream. */
@@ -83,9 +87,13 @@ static void ncq_smart_vis_logs(NcqVis *v, NcqSmart *sm)
     F("offline_status", sm->offline_status);
 }
 
-/* The pending and remapped sectors: a count (at most @max), then each. */
+/*
+ * The pending and remapped sectors: a count (at most @max), then each;
+ * the shape hash visits one of each.
+ */
 static void ncq_smart_vis_sectors(NcqVis *v, NcqSmart *sm)
 {
+    bool schema = v->mode == NCQ_VIS_SCHEMA;
     uint32_t i;
 
     F("npending", sm->npending);
@@ -93,7 +101,7 @@ static void ncq_smart_vis_sectors(NcqVis *v, NcqSmart *sm)
         ncq_vis_fail(v, "%u pending sectors", sm->npending);
         return;
     }
-    for (i = 0; i < sm->npending && !v->failed; i++) {
+    for (i = 0; i < (schema ? 1 : sm->npending) && !v->failed; i++) {
         F("pending", sm->pending[i]);
         F("pending_offline", sm->pending_offline[i]);
     }
@@ -102,7 +110,7 @@ static void ncq_smart_vis_sectors(NcqVis *v, NcqSmart *sm)
         ncq_vis_fail(v, "%u remapped sectors", sm->nremap);
         return;
     }
-    for (i = 0; i < sm->nremap && !v->failed; i++) {
+    for (i = 0; i < (schema ? 1 : sm->nremap) && !v->failed; i++) {
         F("remap", sm->remap[i]);
     }
 }
@@ -151,42 +159,65 @@ static void ncq_smart_vis_all(NcqVis *v, NcqSmart *sm)
     }
 }
 
+static void ncq_smart_sec_all(NcqVis *v, void *obj)
+{
+    ncq_smart_vis_all(v, obj);
+}
+
+/* New state goes in a new section here (docs/model-state.md). */
+static const NcqSection ncq_smart_sections[] = {
+    { "smart", 0, NULL, ncq_smart_sec_all, NULL },
+};
+
+static const NcqSectioned ncq_smart_format = {
+    .magic = "NCQSMART", .version = 3, .walk_version = SMART_LINEAR_LAST,
+    .what = "SMART state", .sec = ncq_smart_sections,
+    .n = sizeof(ncq_smart_sections) / sizeof(ncq_smart_sections[0]),
+};
+
 size_t ncq_smart_state_size(const NcqSmart *sm)
 {
-    NcqVis v = { .mode = NCQ_VIS_SIZE, .version = SMART_VERSION,
-                 .index = -1 };
-
     /* SIZE mode only reads */
-    ncq_smart_vis_all(&v, (NcqSmart *)sm);
-    return SMART_HEAD + v.pos;
+    return ncq_sections_size(&ncq_smart_format, (NcqSmart *)sm);
 }
 
 void ncq_smart_state_save(const NcqSmart *sm, uint8_t *buf)
 {
-    NcqVis v = { .mode = NCQ_VIS_SAVE, .version = SMART_VERSION,
-                 .buf = buf, .pos = SMART_HEAD, .index = -1 };
-
-    memcpy(buf, SMART_MAGIC, 7);
-    buf[7] = '0' + SMART_VERSION;
     /* SAVE mode only reads */
-    ncq_smart_vis_all(&v, (NcqSmart *)sm);
+    ncq_sections_save(&ncq_smart_format, (NcqSmart *)sm, buf);
+}
+
+/* Versions 1 and 2: the digit, then the fields to the end. */
+static int ncq_smart_state_load_linear(NcqSmart *tmp, const uint8_t *buf,
+                                       size_t len)
+{
+    NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .pos = SMART_HEAD,
+                 .len = len, .index = -1 };
+
+    if (len < SMART_HEAD || memcmp(buf, SMART_MAGIC, 7) || buf[7] < '1' ||
+        buf[7] > '0' + SMART_LINEAR_LAST) {
+        return NCQ_ERR_PARSE;
+    }
+    v.version = buf[7] - '0';
+    ncq_smart_vis_all(&v, tmp);
+    return v.failed || v.pos != v.len ? NCQ_ERR_PARSE : 0;
 }
 
 int ncq_smart_state_load(NcqSmart *sm, const uint8_t *buf, size_t len)
 {
     NcqSmart tmp;
-    NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .pos = SMART_HEAD,
-                 .len = len, .index = -1 };
+    char err[160];
+    int rc;
 
-    if (len < SMART_HEAD || memcmp(buf, SMART_MAGIC, 7) || buf[7] < '1' ||
-        buf[7] > '0' + SMART_VERSION) {
-        return NCQ_ERR_PARSE;
-    }
-    v.version = buf[7] - '0';
     memset(&tmp, 0, sizeof(tmp));
-    ncq_smart_vis_all(&v, &tmp);
-    if (v.failed || v.pos != v.len) {
-        return NCQ_ERR_PARSE;
+    if (ncq_sections_is(&ncq_smart_format, buf, len)) {
+        rc = ncq_sections_load(&ncq_smart_format, &tmp, buf, len, err,
+                               sizeof(err)) < 0 ? NCQ_ERR_PARSE : 0;
+    } else {
+        rc = ncq_smart_state_load_linear(&tmp, buf, len);
+    }
+    if (rc < 0) {
+        return rc;
     }
     *sm = tmp;
     return 0;

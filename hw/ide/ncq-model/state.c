@@ -1,6 +1,6 @@
 /*
- * ncq-model: the model's state as a versioned stream, for snapshots and
- * migration
+ * ncq-model: the model's state as a stream of named sections, for
+ * snapshots and migration
  *
  * The stream is described field by field, so that it does not depend on
  * the in-memory layout of NcqModel, on the compiler or on the host's byte
@@ -10,7 +10,16 @@
  * parameters and hash the format itself (NcqVisMode).  docs/model-state.md
  * gives the same list as a table.
  *
- * Framing (all integers big-endian, two's complement when signed):
+ * v10, which this build writes, is made of named sections (sections.c
+ * has the framing): ncq_state_sections[] below lists them, v9's parts
+ * one section each, walked as v9's, the identity section adding the
+ * parameter rows checked by name (NCQ_FP_NAMED) and "named settings"
+ * their settings.  New state is a new section at the end of that list,
+ * with a needed() that leaves it out at its default; a new parameter is
+ * a row with fp NCQ_FP_NAMED.  No version number changes any more.
+ *
+ * v1..v9, which this build still loads, were linear.  Their framing
+ * (all integers big-endian, two's complement when signed):
  *
  *   offset  bytes  field
  *   0       8      magic "NCQSTATE"
@@ -82,15 +91,14 @@
  * LBA); the per-state slot masks, the outstanding count and the dirty
  * sector count (functions of the slots and extents in the stream).
  *
- * Changing the format: add a field with `if (v->version >= N)` around its
- * visit and bump NCQ_STATE_BODY_VERSION to N; older streams then load with
- * the field at a new model's value (a new parameter only names N in its
- * row's fp column).  The names given to the visit functions are the
+ * The `if (v->version >= N)` below are v1..v9's history: never add one.
+ * The names given to the visit functions are the
  * format's, not the C fields': keep them when a field moves (the
  * parameters' fingerprint names its rows by their NcqParams fields, so a
  * renamed field changes the format hash of every version: test-state).
- * tests/unit/test-state.c checks each version's format hash against a
- * committed value, and that the golden streams of v1 and v2 still load.
+ * tests/unit/test-state.c checks each version's format hash and v10's
+ * section shapes against committed values, and that the golden streams
+ * of every version still load.
  * v2 (issue 13): the write taken last (its data arrives while the drive
  * positions), and per-zone skews and spares in the parameters' fingerprint.
  * v6 (issue 26): the spindle at rest or spinning up, and the spin times in
@@ -110,25 +118,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ncq-int.h"
-#include "vis.h"
+#include "sections.h"
 
 #define NCQ_STATE_MAGIC     "NCQSTATE"
 #define NCQ_STATE_OLD_MAGIC "NCQMSTAT"  /* pre-v1: a memcpy of NcqModel */
 /*
- * The newest version: the body's (NCQ_STATE_BODY_VERSION) or the newest
- * fingerprint of the parameter table's rows (their fp column), whichever
- * is later, so a new row fingerprinted from version N makes this build
- * write vN (and test-state asks for vN's format hash and golden stream).
+ * v1..v9 were linear: each version's body was the one before with fields
+ * added under `if (v->version >= N)`.  v10 is made of named sections
+ * (sections.c) and is the last version number: new state is a new
+ * section, a new parameter a row with fp NCQ_FP_NAMED.  The base
+ * sections hold v9's fields, so their walk runs as v9's.
  */
-#define NCQ_STATE_BODY_VERSION 8
-#define NCQ_FP_MEMBER(ctype, field, dim, sec, key, kt, unit, def, lo, hi, \
-                      flags, fp, doc) char field[(fp) + 1];
-#define NCQ_FP_NONE(...)
-union NcqFpVersions {
-    char body[NCQ_STATE_BODY_VERSION + 1];
-    NCQ_PARAMS(NCQ_FP_MEMBER, NCQ_FP_NONE, NCQ_FP_NONE)
-};
-#define NCQ_STATE_VERSION   ((uint32_t)sizeof(union NcqFpVersions) - 1)
+#define NCQ_STATE_LINEAR_LAST 9
+#define NCQ_STATE_VERSION   10
 #define NCQ_STATE_HEAD      24
 #define NCQ_STATE_TAIL      8
 
@@ -757,46 +759,397 @@ static uint64_t ncq_state_format_hash(uint32_t version)
     return v.hash;
 }
 
-static size_t ncq_state_body_size(const NcqModel *m)
-{
-    NcqVis v = { .mode = NCQ_VIS_SIZE, .version = NCQ_STATE_VERSION,
-                 .index = -1 };
-    char name[sizeof(m->p.name)];
-    uint64_t fp = 0;
+/* ---- v10: named sections (sections.c) ---- */
 
-    memcpy(name, m->p.name, sizeof(name));
-    /* SIZE mode only reads the model */
-    ncq_vis_body(&v, (NcqModel *)m, name, sizeof(name), &fp);
-    return v.pos;
+/* What the sections visit: the model, and the identity's two fields. */
+typedef struct NcqStateObj {
+    NcqModel *m;
+    char name[sizeof(((NcqParams *)0)->name)];
+    uint64_t fp;
+} NcqStateObj;
+
+/* The hash of row @k's value in @p: its fingerprint on its own. */
+static uint64_t ncq_param_row_hash(const NcqParams *p, const NcqParamRow *k)
+{
+    NcqVis v = { .mode = NCQ_VIS_HASH, .version = NCQ_STATE_LINEAR_LAST,
+                 .hash = NCQ_FNV_INIT, .index = -1 };
+
+    /* HASH mode only reads */
+    ncq_vis_param_row(&v, (NcqParams *)p, k);
+    return v.hash;
+}
+
+/*
+ * The rows checked by name (NCQ_FP_NAMED) whose value in @p is not the
+ * default, marked in @differs (NCQ_PARAM_MAX_ROWS entries); how many.
+ * A stream names only those, so a drive at the defaults loads the stream
+ * of a build without the row, and a build without it loads its streams.
+ */
+static uint32_t ncq_named_params_differ(const NcqParams *p, bool *differs)
+{
+    size_t n, i;
+    const NcqParamRow *rows = ncq_param_rows(&n);
+    NcqParams *d = NULL;
+    uint32_t count = 0;
+
+    for (i = 0; i < n && i < NCQ_PARAM_MAX_ROWS; i++) {
+        differs[i] = false;
+        if (rows[i].fp != NCQ_FP_NAMED) {
+            continue;
+        }
+        if (!d) {
+            d = calloc(1, sizeof(*d));
+            if (d) {
+                ncq_params_defaults(d);
+            }
+        }
+        /* without memory for the defaults, name the row: still exact */
+        differs[i] = !d || ncq_param_row_hash(p, &rows[i]) !=
+                           ncq_param_row_hash(d, &rows[i]);
+        count += differs[i];
+    }
+    free(d);
+    return count;
+}
+
+/* A named row of a load: known, and its value this drive's. */
+static void ncq_named_param_check(NcqVis *v, const NcqParams *p,
+                                  const char *field, uint64_t hash,
+                                  bool *listed)
+{
+    size_t n, i;
+    const NcqParamRow *rows = ncq_param_rows(&n);
+
+    for (i = 0; i < n && i < NCQ_PARAM_MAX_ROWS; i++) {
+        if (rows[i].fp == NCQ_FP_NAMED && !strcmp(rows[i].field, field)) {
+            break;
+        }
+    }
+    if (i == n || i == NCQ_PARAM_MAX_ROWS) {
+        ncq_vis_refuse(v, "model state is for a drive with parameter '%s', "
+                       "which this build does not know; load it with a "
+                       "build of ncq-disk that knows it", field);
+    } else if (listed[i]) {
+        ncq_vis_fail(v, "parameter %s named twice", field);
+    } else if (hash != ncq_param_row_hash(p, &rows[i])) {
+        ncq_vis_refuse(v, "model state is for other parameters of model "
+                       "'%s' (its %s differs); give both ends the same "
+                       "model-file", p->name, field);
+    }
+    listed[i] = true;
+}
+
+/*
+ * The parameters checked by name: the count of those not at their
+ * default, then each one's field and its value's hash.  A load refuses
+ * a row this build does not know, another value, or a row this drive
+ * has away from its default that the stream does not name.
+ */
+static void ncq_vis_named_params(NcqVis *v, NcqModel *m)
+{
+    bool differs[NCQ_PARAM_MAX_ROWS], listed[NCQ_PARAM_MAX_ROWS] = { 0 };
+    size_t nrows, r = 0, i;
+    const NcqParamRow *rows = ncq_param_rows(&nrows);
+    uint32_t n = 0, k;
+    bool loading = v->mode == NCQ_VIS_LOAD;
+
+    if (!loading && v->mode != NCQ_VIS_SCHEMA) {
+        n = ncq_named_params_differ(&m->p, differs);
+    }
+    n = ncq_vis_count(v, "named_params", n, NCQ_PARAM_MAX_ROWS);
+    for (k = 0; k < n && !v->failed; k++) {
+        char field[64] = "";
+        uint64_t hash = 0;
+
+        if (!loading && v->mode != NCQ_VIS_SCHEMA) {
+            while (!differs[r]) {
+                r++;
+            }
+            snprintf(field, sizeof(field), "%s", rows[r].field);
+            hash = ncq_param_row_hash(&m->p, &rows[r++]);
+        }
+        ncq_vis_str(v, "param", field, sizeof(field));
+        ncq_vis_u64(v, "value", &hash);
+        for (i = 0; loading && field[i]; i++) {
+            field[i] = field[i] < ' ' || field[i] > '~' ? '?' : field[i];
+        }
+        if (loading && !v->failed) {
+            ncq_named_param_check(v, &m->p, field, hash, listed);
+        }
+    }
+    if (!loading || v->failed) {
+        return;
+    }
+    ncq_named_params_differ(&m->p, differs);
+    for (i = 0; i < nrows && i < NCQ_PARAM_MAX_ROWS; i++) {
+        if (differs[i] && !listed[i]) {
+            ncq_vis_refuse(v, "model state is for other parameters of model "
+                           "'%s' (it has %s at its default, this drive does "
+                           "not); give both ends the same model-file",
+                           m->p.name, rows[i].field);
+        }
+    }
+}
+
+/*
+ * identity: the model's name, the fingerprint of the rows of the linear
+ * versions (v9's), then the rows checked by name.
+ */
+static void ncq_sec_identity(NcqVis *v, void *obj)
+{
+    NcqStateObj *o = obj;
+    NcqModel *m = o->m;
+    uint64_t want;
+    size_t i;
+
+    ncq_vis_identity(v, m, o->name, sizeof(o->name), &o->fp);
+    if (v->mode == NCQ_VIS_LOAD && !v->failed) {
+        for (i = 0; o->name[i]; i++) {
+            if (o->name[i] < ' ' || o->name[i] > '~') {
+                o->name[i] = '?';
+            }
+        }
+        want = ncq_params_fingerprint(&m->p, NCQ_STATE_LINEAR_LAST);
+        if (strcmp(o->name, m->p.name)) {
+            ncq_vis_refuse(v, "model state is for model '%s', this drive "
+                           "has '%s'; give both ends the same model and "
+                           "model-file", o->name, m->p.name);
+        } else if (o->fp != want) {
+            ncq_vis_refuse(v, "model state is for other parameters of model "
+                           "'%s' (fingerprint %016" PRIx64 ", this drive's "
+                           "%016" PRIx64 "); give both ends the same "
+                           "model-file", o->name, o->fp, want);
+        }
+    }
+    ncq_vis_named_params(v, m);
+}
+
+/* A setting checked by name whose value is not its parameter's. */
+static bool ncq_named_setting_differs(const NcqModel *m,
+                                      const NcqSettings *from_params, int i)
+{
+    return ncq_setting(i)->since == NCQ_FP_NAMED &&
+           ncq_setting_get(i, &m->s) != ncq_setting_get(i, from_params);
+}
+
+static bool ncq_sec_named_settings_needed(void *obj)
+{
+    const NcqModel *m = ((NcqStateObj *)obj)->m;
+    NcqSettings d;
+    int i;
+
+    ncq_settings_from_params(&d, &m->p);
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        if (ncq_named_setting_differs(m, &d, i)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One setting of "named settings" in a load: known and in its bounds. */
+static void ncq_named_setting_load(NcqVis *v, NcqSettings *s,
+                                   const char *field, uint64_t x)
+{
+    int i;
+
+    for (i = 0; i < NCQ_SETTING__MAX; i++) {
+        const NcqSettingDesc *d = ncq_setting(i);
+
+        if (d->since != NCQ_FP_NAMED || strcmp(d->field, field)) {
+            continue;
+        }
+        if (x < d->min || x > d->max) {
+            ncq_vis_fail(v, "%s = %" PRIu64 ", outside %" PRIu64 "..%"
+                         PRIu64, field, x, d->min, d->max);
+        }
+        ncq_setting_put(i, s, x);
+        return;
+    }
+    ncq_vis_refuse(v, "model state has setting '%s', which this build does "
+                   "not know; load it with a build of ncq-disk that knows "
+                   "it", field);
+}
+
+/*
+ * named settings: the settings added after the linear versions whose
+ * value is not their parameter's, each as its field and an 8-byte value;
+ * absent, a load keeps the parameters' values, as a fresh model has.
+ */
+static void ncq_sec_named_settings(NcqVis *v, void *obj)
+{
+    NcqModel *m = ((NcqStateObj *)obj)->m;
+    NcqSettings d;
+    uint32_t n = 0, k;
+    int i = 0;
+
+    ncq_settings_from_params(&d, &m->p);
+    for (k = 0; k < NCQ_SETTING__MAX; k++) {
+        n += ncq_named_setting_differs(m, &d, k);
+    }
+    n = ncq_vis_count(v, "settings", n, NCQ_SETTING__MAX);
+    for (k = 0; k < n && !v->failed; k++) {
+        char field[64] = "";
+        uint64_t x = 0;
+
+        if (v->mode != NCQ_VIS_LOAD && v->mode != NCQ_VIS_SCHEMA) {
+            while (!ncq_named_setting_differs(m, &d, i)) {
+                i++;
+            }
+            snprintf(field, sizeof(field), "%s", ncq_setting(i)->field);
+            x = ncq_setting_get(i++, &m->s);
+        }
+        ncq_vis_str(v, "setting", field, sizeof(field));
+        ncq_vis_u64(v, "value", &x);
+        if (v->mode == NCQ_VIS_LOAD && !v->failed) {
+            ncq_named_setting_load(v, &m->s, field, x);
+        }
+    }
+}
+
+/* The base sections: v9's parts, one section each. */
+static NcqModel *ncq_state_model(void *obj)
+{
+    return ((NcqStateObj *)obj)->m;
+}
+
+static void ncq_sec_clock(NcqVis *v, void *obj)
+{
+    ncq_vis_clock(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_settings(NcqVis *v, void *obj)
+{
+    ncq_vis_settings(v, &ncq_state_model(obj)->s);
+}
+
+static void ncq_sec_queue(NcqVis *v, void *obj)
+{
+    ncq_vis_queue(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_mech(NcqVis *v, void *obj)
+{
+    ncq_vis_mech(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_readahead(NcqVis *v, void *obj)
+{
+    ncq_vis_readahead(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_wcache(NcqVis *v, void *obj)
+{
+    ncq_vis_wcache(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_ssd(NcqVis *v, void *obj)
+{
+    ncq_vis_ssd(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_stats(NcqVis *v, void *obj)
+{
+    ncq_vis_stats(v, &ncq_state_model(obj)->st);
+}
+
+static void ncq_sec_faults(NcqVis *v, void *obj)
+{
+    ncq_vis_faults(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_cdl(NcqVis *v, void *obj)
+{
+    ncq_vis_cdl(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_wzones(NcqVis *v, void *obj)
+{
+    ncq_vis_wzones(v, ncq_state_model(obj));
+}
+
+static void ncq_sec_mcache(NcqVis *v, void *obj)
+{
+    ncq_vis_mcache(v, ncq_state_model(obj));
+}
+
+/*
+ * The sections of v10, in writing order: the one list of what the state
+ * is.  identity first (a load reads it first), then the others in the
+ * order of their names.  New state goes in a new section at its name's
+ * place, with a needed() that leaves it out while it holds its default
+ * (docs/model-state.md).
+ */
+static const NcqSection ncq_state_sections[] = {
+    { "identity", 0, NULL, ncq_sec_identity, NULL },
+    { "cdl", 0, NULL, ncq_sec_cdl, NULL },
+    { "clock", 0, NULL, ncq_sec_clock, NULL },
+    { "faults", 0, NULL, ncq_sec_faults, NULL },
+    { "mechanism", 0, NULL, ncq_sec_mech, NULL },
+    { "media cache", 0, NULL, ncq_sec_mcache, NULL },
+    { "named settings", 0, ncq_sec_named_settings_needed,
+      ncq_sec_named_settings, NULL },
+    { "queue", 0, NULL, ncq_sec_queue, NULL },
+    { "read cache", 0, NULL, ncq_sec_readahead, NULL },
+    { "settings", 0, NULL, ncq_sec_settings, NULL },
+    { "ssd", 0, NULL, ncq_sec_ssd, NULL },
+    { "stats", 0, NULL, ncq_sec_stats, NULL },
+    { "write cache", 0, NULL, ncq_sec_wcache, NULL },
+    { "zones", 0, NULL, ncq_sec_wzones, NULL },
+};
+
+static const NcqSectioned ncq_state_format = {
+    .magic = NCQ_STATE_MAGIC, .version = NCQ_STATE_VERSION,
+    .walk_version = NCQ_STATE_LINEAR_LAST, .what = "model state",
+    .sec = ncq_state_sections,
+    .n = sizeof(ncq_state_sections) / sizeof(ncq_state_sections[0]),
+};
+
+/* @fp: the fingerprint's value is needed (a save), not only its size. */
+static void ncq_state_obj_init(NcqStateObj *o, const NcqModel *m, bool fp)
+{
+    /* SIZE and SAVE only read the model */
+    o->m = (NcqModel *)m;
+    memcpy(o->name, m->p.name, sizeof(o->name));
+    o->fp = fp ? ncq_params_fingerprint(&m->p, NCQ_STATE_LINEAR_LAST) : 0;
 }
 
 size_t ncq_model_state_size(const NcqModel *m)
 {
-    return NCQ_STATE_HEAD + ncq_state_body_size(m) + NCQ_STATE_TAIL;
+    NcqStateObj o;
+
+    ncq_state_obj_init(&o, m, false);
+    return ncq_sections_size(&ncq_state_format, &o);
 }
 
 int ncq_model_state_save(const NcqModel *m, void *buf, size_t len)
 {
-    size_t body = ncq_state_body_size(m);
-    size_t total = NCQ_STATE_HEAD + body + NCQ_STATE_TAIL;
-    NcqVis v = { .mode = NCQ_VIS_SAVE, .version = NCQ_STATE_VERSION,
-                 .buf = buf, .pos = NCQ_STATE_HEAD, .index = -1 };
-    char name[sizeof(m->p.name)];
-    uint64_t fp = ncq_params_fingerprint(&m->p, NCQ_STATE_VERSION);
-    uint8_t *b = buf;
+    NcqStateObj o;
+    size_t total;
 
-    if (len < total || body > UINT32_MAX) {
+    ncq_state_obj_init(&o, m, true);
+    total = ncq_sections_size(&ncq_state_format, &o);
+    if (len < total || total - NCQ_SEC_HEAD - NCQ_SEC_TAIL > UINT32_MAX) {
         return NCQ_ERR_INVAL;
     }
-    memcpy(name, m->p.name, sizeof(name));
-    memcpy(b, NCQ_STATE_MAGIC, 8);
-    ncq_put_be(b + 8, NCQ_STATE_VERSION, 4);
-    ncq_put_be(b + 12, ncq_state_format_hash(NCQ_STATE_VERSION), 8);
-    ncq_put_be(b + 20, body, 4);
-    /* SAVE mode only reads the model */
-    ncq_vis_body(&v, (NcqModel *)m, name, sizeof(name), &fp);
-    ncq_put_be(b + v.pos, ncq_fnv(NCQ_FNV_INIT, b, v.pos), 8);
+    ncq_sections_save(&ncq_state_format, &o, buf);
     return 0;
+}
+
+/* The sections' names and shapes, for test-state's committed list. */
+size_t ncq_model_state_sections(const NcqModel *m, const char **names,
+                                uint64_t *shapes, size_t max)
+{
+    NcqStateObj o;
+    size_t i;
+
+    ncq_state_obj_init(&o, m, false);
+    for (i = 0; i < ncq_state_format.n && i < max; i++) {
+        names[i] = ncq_state_sections[i].name;
+        shapes[i] = ncq_section_shape(&ncq_state_format,
+                                      &ncq_state_sections[i], &o);
+    }
+    return ncq_state_format.n;
 }
 
 /* The header: 0, or NCQ_ERR_INVAL with the one-line reason. */
@@ -820,13 +1173,7 @@ static int ncq_state_check_head(const uint8_t *b, size_t len,
                  ", no " NCQ_STATE_MAGIC " magic");
         return NCQ_ERR_INVAL;
     }
-    *version = ncq_get_be(b + 8, 4);
-    if (*version > NCQ_STATE_VERSION) {
-        snprintf(err, errlen, "model state v%" PRIu32 " is newer than this "
-                 "build's v%d; load it with a build of ncq-disk that reads "
-                 "v%" PRIu32, *version, NCQ_STATE_VERSION, *version);
-        return NCQ_ERR_INVAL;
-    }
+    *version = ncq_get_be(b + 8, 4);    /* 1..9: later ones are v10's */
     if (*version < 1) {
         snprintf(err, errlen, "model state v0 with the v1 magic: the header "
                  "is damaged (this build reads v1 to v%d)",
@@ -978,48 +1325,67 @@ static void ncq_state_rebuild(NcqVis *v, NcqModel *m)
     }
 }
 
-int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
-                         char *err, size_t errlen)
+/* Put the loaded model @n in @m's place, and free what was @m's. */
+static void ncq_state_commit(NcqModel *m, NcqModel *n)
+{
+    NcqZbc zbc;
+    NcqMediaCache mc;
+
+    n->smart = m->smart;        /* an attachment, not state */
+    zbc = m->zbc;               /* m's zone arrays go with n */
+    mc = m->mc;                 /* ... and its media cache's */
+    *m = *n;
+    n->zbc = zbc;
+    n->mc = mc;
+    ncq_model_free(n);
+}
+
+/* A v10 stream, of sections, into a new model @n: 0 or NCQ_ERR_INVAL. */
+static int ncq_state_load_sections(NcqModel *n, const uint8_t *b,
+                                   size_t len, char *err, size_t errlen)
+{
+    NcqStateObj o = { .m = n };
+    NcqVis v = { .mode = NCQ_VIS_LOAD, .index = -1, .err = err,
+                 .errlen = errlen };
+
+    if (ncq_sections_load(&ncq_state_format, &o, b, len, err, errlen) < 0) {
+        return NCQ_ERR_INVAL;
+    }
+    ncq_state_rebuild(&v, n);
+    return v.failed ? NCQ_ERR_INVAL : 0;
+}
+
+/* A stream of the linear versions, v1 to v9, into a new model @n. */
+static int ncq_state_load_linear(NcqModel *n, const void *buf, size_t len,
+                                 char *err, size_t errlen)
 {
     NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .pos = NCQ_STATE_HEAD,
                  .index = -1, .err = err, .errlen = errlen };
-    char name[sizeof(m->p.name)] = "";
+    char name[sizeof(n->p.name)] = "";
     uint64_t fp = 0;
-    NcqModel *n;
-    NcqZbc zbc;
-    NcqMediaCache mc;
     size_t i;
-    int rc;
 
-    rc = ncq_state_check_head(buf, len, &v.version, err, errlen);
-    if (rc < 0) {
-        return rc;
+    if (ncq_state_check_head(buf, len, &v.version, err, errlen) < 0) {
+        return NCQ_ERR_INVAL;
     }
     v.len = len - NCQ_STATE_TAIL;
-    /* a new model of the same parameters: the fields the stream omits */
-    n = ncq_model_new(&m->p, 0, err, errlen);
-    if (!n) {
-        return NCQ_ERR_NOMEM;
-    }
     ncq_vis_body(&v, n, name, sizeof(name), &fp);
     for (i = 0; name[i]; i++) {
         if (name[i] < ' ' || name[i] > '~') {
             name[i] = '?';      /* a damaged name stays one printable line */
         }
     }
-    if (!v.failed && strcmp(name, m->p.name)) {
+    if (!v.failed && strcmp(name, n->p.name)) {
         snprintf(err, errlen, "model state is for model '%s', this drive "
                  "has '%s'; give both ends the same model and model-file",
-                 name, m->p.name);
-        ncq_model_free(n);
+                 name, n->p.name);
         return NCQ_ERR_INVAL;
     }
-    if (!v.failed && fp != ncq_params_fingerprint(&m->p, v.version)) {
+    if (!v.failed && fp != ncq_params_fingerprint(&n->p, v.version)) {
         snprintf(err, errlen, "model state is for other parameters of model "
                  "'%s' (fingerprint %016" PRIx64 ", this drive's %016" PRIx64
                  "); give both ends the same model-file", name, fp,
-                 ncq_params_fingerprint(&m->p, v.version));
-        ncq_model_free(n);
+                 ncq_params_fingerprint(&n->p, v.version));
         return NCQ_ERR_INVAL;
     }
     if (!v.failed) {
@@ -1029,16 +1395,35 @@ int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
         ncq_vis_part(&v, "body", -1);
         ncq_vis_fail(&v, "%zu bytes after the last field", v.len - v.pos);
     }
-    if (v.failed) {
-        ncq_model_free(n);
-        return NCQ_ERR_INVAL;
+    return v.failed ? NCQ_ERR_INVAL : 0;
+}
+
+/*
+ * A stream of any version: v10's sections, or v1..v9 (their version word
+ * is at the same offset), loaded into a new model of @m's parameters,
+ * which holds what the stream omits; @m changes only if all is well.
+ */
+int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
+                         char *err, size_t errlen)
+{
+    const uint8_t *b = buf;
+    bool sectioned = len >= 12 && !memcmp(b, NCQ_STATE_MAGIC, 8) &&
+                     ncq_get_be(b + 8, 4) > NCQ_STATE_LINEAR_LAST;
+    NcqModel *n = ncq_model_new(&m->p, 0, err, errlen);
+    int rc;
+
+    if (!n) {
+        return NCQ_ERR_NOMEM;
     }
-    n->smart = m->smart;        /* an attachment, not state */
-    zbc = m->zbc;               /* m's zone arrays go with n */
-    mc = m->mc;                 /* ... and its media cache's */
-    *m = *n;
-    n->zbc = zbc;
-    n->mc = mc;
-    ncq_model_free(n);
+    if (sectioned) {
+        rc = ncq_state_load_sections(n, b, len, err, errlen);
+    } else {
+        rc = ncq_state_load_linear(n, buf, len, err, errlen);
+    }
+    if (rc < 0) {
+        ncq_model_free(n);
+        return rc;
+    }
+    ncq_state_commit(m, n);
     return 0;
 }

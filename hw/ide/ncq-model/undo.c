@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ncq-int.h"
-#include "vis.h"
+#include "sections.h"
 
 #define SECTOR 512u
 
@@ -297,44 +297,22 @@ int ncq_undo_foreach(const NcqUndo *u, const NcqRange *vol, int nvol,
 }
 
 /*
- * Saved form, for migration, walked once with state.c's field visitor
- * (vis.c): for each extent, its LBA (8 bytes) and sector count (8 bytes),
- * big-endian, then its data; no count, the stream ends after the last.
- * Sorted, so the same contents give the same bytes.
+ * Saved form, for migration: a sectioned stream (sections.c), magic
+ * "NCQUNDOD", version 2, with one section "extents": their count, then
+ * for each, in LBA order, its LBA and sector count (8 bytes each,
+ * big-endian) and its data.  Sorted, so the same contents give the same
+ * bytes.  v1, which the builds before issue 39 wrote, had no header: the
+ * extents alone, to the end of the stream; it still loads.  A v1 stream
+ * starts with an LBA, and "NCQUNDOD" read as one is beyond any drive's
+ * 48-bit LBA, so the magic tells the two apart.
  */
+#define UNDO_MAGIC       "NCQUNDOD"
 #define UNDO_EXTENT_HEAD 16
 
 static void undo_vis_extent(NcqVis *v, NcqUndoExtent *x)
 {
     ncq_vis_u64(v, "lba", &x->lba);
     ncq_vis_u64(v, "sectors", &x->n);
-}
-
-static void undo_vis(NcqVis *v, const NcqUndo *u)
-{
-    size_t i;
-
-    for (i = 0; i < u->len; i++) {
-        NcqUndoExtent x = u->e[i];
-
-        undo_vis_extent(v, &x);
-        ncq_vis_bytes(v, "data", x.data, x.n * SECTOR);
-    }
-}
-
-size_t ncq_undo_save_size(const NcqUndo *u)
-{
-    NcqVis v = { .mode = NCQ_VIS_SIZE, .index = -1 };
-
-    undo_vis(&v, u);
-    return v.pos;
-}
-
-void ncq_undo_save(const NcqUndo *u, uint8_t *buf)
-{
-    NcqVis v = { .mode = NCQ_VIS_SAVE, .buf = buf, .index = -1 };
-
-    undo_vis(&v, u);
 }
 
 /* The next extent of a load into @u: 0, or NCQ_ERR_INVAL with @err set. */
@@ -367,20 +345,86 @@ static int undo_load_extent(NcqVis *v, NcqUndo *u, uint64_t *prev_end,
     return 0;
 }
 
-int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
-                  size_t errlen)
+/* The section "extents": a count, then each extent and its data. */
+static void undo_sec_extents(NcqVis *v, void *obj)
+{
+    NcqUndo *u = obj;
+    uint32_t i, n = ncq_vis_count(v, "extents", (uint32_t)u->len,
+                                  UINT32_MAX);
+    uint64_t prev_end = 0;
+    char why[160];
+
+    for (i = 0; i < n && !v->failed; i++) {
+        NcqUndoExtent x = { 0 };
+
+        if (v->mode == NCQ_VIS_LOAD) {
+            if (undo_load_extent(v, u, &prev_end, why, sizeof(why)) < 0) {
+                ncq_vis_refuse(v, "%s", why);
+            }
+            continue;
+        }
+        if (v->mode != NCQ_VIS_SCHEMA) {
+            x = u->e[i];
+        }
+        undo_vis_extent(v, &x);
+        ncq_vis_bytes(v, "data", x.data, x.n * SECTOR);
+    }
+}
+
+/* New state goes in a new section here (docs/model-state.md). */
+static const NcqSection undo_sections[] = {
+    { "extents", 0, NULL, undo_sec_extents, NULL },
+};
+
+static const NcqSectioned undo_format = {
+    .magic = UNDO_MAGIC, .version = 2, .walk_version = 2,
+    .what = "power-loss undo data", .sec = undo_sections,
+    .n = sizeof(undo_sections) / sizeof(undo_sections[0]),
+};
+
+size_t ncq_undo_save_size(const NcqUndo *u)
+{
+    /* SIZE mode only reads */
+    return ncq_sections_size(&undo_format, (NcqUndo *)u);
+}
+
+void ncq_undo_save(const NcqUndo *u, uint8_t *buf)
+{
+    /* SAVE mode only reads */
+    ncq_sections_save(&undo_format, (NcqUndo *)u, buf);
+}
+
+/* A v1 stream: extents to the end, no header (the builds before v2). */
+static int undo_load_v1(NcqUndo *u, const uint8_t *buf, size_t len,
+                        char *err, size_t errlen)
 {
     NcqVis v = { .mode = NCQ_VIS_LOAD, .in = buf, .len = len, .index = -1,
                  .stream = "power-loss undo data", .err = err,
                  .errlen = errlen };
     uint64_t prev_end = 0;
 
-    ncq_undo_clear(u);
     while (v.pos < v.len) {
         if (undo_load_extent(&v, u, &prev_end, err, errlen) < 0) {
-            ncq_undo_clear(u);
             return NCQ_ERR_INVAL;
         }
+    }
+    return 0;
+}
+
+int ncq_undo_load(NcqUndo *u, const uint8_t *buf, size_t len, char *err,
+                  size_t errlen)
+{
+    int rc;
+
+    ncq_undo_clear(u);
+    if (ncq_sections_is(&undo_format, buf, len)) {
+        rc = ncq_sections_load(&undo_format, u, buf, len, err, errlen);
+    } else {
+        rc = undo_load_v1(u, buf, len, err, errlen);
+    }
+    if (rc < 0) {
+        ncq_undo_clear(u);
+        return NCQ_ERR_INVAL;
     }
     return 0;
 }

@@ -83,6 +83,25 @@ void ncq_vis_fail(NcqVis *v, const char *fmt, ...)
     }
 }
 
+/*
+ * A refusal that is not damage (another model, a section this build does
+ * not know): @fmt is the whole one-line message.
+ */
+void ncq_vis_refuse(NcqVis *v, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (v->failed) {
+        return;
+    }
+    v->failed = true;
+    if (v->err) {
+        va_start(ap, fmt);
+        vsnprintf(v->err, v->errlen, fmt, ap);
+        va_end(ap);
+    }
+}
+
 void ncq_vis_part(NcqVis *v, const char *where, int index)
 {
     v->where = where;

@@ -65,6 +65,8 @@ void ncq_put_be(uint8_t *p, uint64_t v, unsigned width);
 uint64_t ncq_get_be(const uint8_t *p, unsigned width);
 void ncq_vis_fail(NcqVis *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+void ncq_vis_refuse(NcqVis *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 void ncq_vis_part(NcqVis *v, const char *where, int index);
 void ncq_vis_schema(NcqVis *v, const char *name, char kind, unsigned width);
 bool ncq_vis_int(NcqVis *v, const char *name, char kind, unsigned width,

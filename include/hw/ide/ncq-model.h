@@ -257,7 +257,7 @@ typedef struct NcqSettingDesc {
     const char *doc;        /* the row's doc line */
     uint64_t min, max;      /* bounds of the stored value */
     unsigned size;          /* its bytes: 1 a flag, 4, 8 a time (ns) */
-    uint32_t since;         /* in the saved state from this version */
+    uint32_t since;         /* saved from this version, or NCQ_FP_NAMED */
 } NcqSettingDesc;
 
 /* Setting @i (0 .. NCQ_SETTING__MAX - 1); NULL past the last */
@@ -399,6 +399,12 @@ size_t ncq_model_state_size(const NcqModel *m);
 int ncq_model_state_save(const NcqModel *m, void *buf, size_t len);
 int ncq_model_state_load(NcqModel *m, const void *buf, size_t len,
                          char *err, size_t errlen);
+/*
+ * The sections a save writes (when needed), in order, with each one's
+ * shape hash, at most @max; how many there are (test-state commits them).
+ */
+size_t ncq_model_state_sections(const NcqModel *m, const char **names,
+                                uint64_t *shapes, size_t max);
 
 void ncq_model_stats(const NcqModel *m, NcqStats *st);
 void ncq_model_stats_clear(NcqModel *m);

@@ -18,10 +18,12 @@
  *            for every drive unless flags say hard disks or SSDs only
  *   flags    NCQ_PF_*: required, hard disks or SSDs only, a run-time
  *            setting too
- *   fp       the saved-state version from which the parameters'
- *            fingerprint covers the row (0: never; every row has one since
- *            v9); a row's place in the list is its place in the
- *            fingerprint, so rows of v1..v7 keep their order
+ *   fp       how a saved state checks the row: 1..9, the linear
+ *            version from which the parameters' fingerprint hashes it
+ *            (a row's place in the list is its place in that hash, so
+ *            those rows keep their order); NCQ_FP_NAMED, every row added
+ *            since: the state names it with its value's hash when the
+ *            value is not the default (docs/model-state.md)
  *   doc      one line for docs/model.md
  * K(section, key, type, lvalue, unit, doc): a key that writes into a
  *   field of another row (the analytic zones' outer and inner spt).
@@ -42,6 +44,9 @@
 #define NCQ_PF_HDD      2u  /* range checked for hard disks only */
 #define NCQ_PF_SSD      4u  /* range checked for SSDs only */
 #define NCQ_PF_SETTING  8u  /* also a run-time setting: NCQ_SETTINGS */
+
+/* fp of a row added after the linear versions: checked by its name */
+#define NCQ_FP_NAMED    1000u
 
 #define NCQ_PB_MAX      UINT64_MAX          /* no upper bound */
 #define NCQ_PB_10S      10000000000ULL      /* times: far from overflow */
