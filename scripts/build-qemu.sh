@@ -4,13 +4,16 @@
 #   scripts/build-qemu.sh [--prefix DIR] [--asan | --fuzz] [--tarball PATH]
 #                         [--accept-newer] [--install] [--walk]
 #
-# --walk: prove that the series bisects: build (and run the qtests each
-#         patch adds) after every patch that patches/qemu/walked does not
-#         yet record as proved, then record it there (commit that file).
-#         Its own work tree and build directory (flavour "walk"), so it
-#         runs beside the other builds; prints no build directory, and
-#         does nothing when the record has every patch.  scripts/test.sh
-#         runs it in the background; the demo and a user's build do not.
+# --walk: prove that the series as it would be posted bisects: the
+#         mailbox scripts/qemu-series.sh mailbox writes (the device's
+#         files as patches) is applied with git am to the pristine tree,
+#         and QEMU is built (and the qtests each patch adds run) after
+#         every patch that patches/qemu/walked does not yet record as
+#         proved, then recorded there (commit that file).  Its own work
+#         tree and build directory (flavour "walk"), so it runs beside the
+#         other builds; prints no build directory, and does nothing when
+#         the record has every patch.  scripts/test.sh runs it in the
+#         background; the demo and a user's build do not.
 # --asan: AddressSanitizer + UBSan flavour (gcc), for the qtests by hand.
 # --fuzz: clang + libFuzzer + ASan/UBSan flavour; builds qemu-fuzz-x86_64
 #         (scripts/fuzz.sh runs it) and, from the same objects,
@@ -130,32 +133,42 @@ conf_sum=$(printf '%s\n' "${conf[@]}" | sha256sum | cut -c1-16)
 # it would be posted upstream, applied in the order of the directories.
 mapfile -t patches < <(ls "$ROOT"/patches/qemu/*/[0-9]*.patch 2>/dev/null)
 [ ${#patches[@]} -gt 0 ] || die "no patches in patches/qemu/*/; restore them from git"
+patch_dir=$ROOT/patches/qemu
+# The walk checks what would be sent: the mailbox, cover letters aside
+# (they change no file), the device's files among its patches.
+if [ $want_walk = 1 ]; then
+    mkdir -p "$CACHE"
+    patch_dir=$(mktemp -d "$CACHE/mailbox.XXXXXX")
+    trap 'rm -rf "$patch_dir"' EXIT
+    "$HERE/lib/series-mailbox.sh" "$pristine" "$patch_dir" >&2 \
+        || die "the series' mailbox could not be written (above)"
+    mapfile -t patches < <(ls "$patch_dir"/*/[0-9]*.patch | grep -v '/0000-cover-letter\.patch$')
+fi
 series_sum=$(cat "${patches[@]}" | sha256sum | cut -c1-16)
 
 # Every patch of the series must build on its own (so that it bisects).
-# With --walk (scripts/test.sh), the release build walks the series: it
-# builds after each patch that patches/qemu/walked does not record, and
-# runs the qtests that patch adds.  A patch's proof is keyed by the
-# pristine source, the configure options and the patches up to and
-# including it, so changing patch K re-proves K and what follows, nothing
-# before it.  The project's own files (the overlay) are not in the key:
-# before the device patch nothing builds them, and from it on every build
-# compiles them (the last patch's build is the one every test runs on).
-# The record is committed, so a fresh clone (CI) walks only what no
-# earlier run proved.  The walk IS the release build: each step costs only
-# what the patch makes ninja rebuild.
+# With --walk (scripts/test.sh), a build of its own walks the mailbox: it
+# git-ams each patch onto the pristine tree, builds after each patch that
+# patches/qemu/walked does not record, and runs the qtests that patch
+# adds.  A patch's proof is keyed by the pristine source, the configure
+# options and the mailbox's patches up to and including it, so changing
+# patch K re-proves K and what follows, nothing before it: the device's
+# files are in the device series' patches, so a change to them re-proves
+# only that series.  The record is committed, so a fresh clone (CI) walks
+# only what no earlier run proved.  Each step costs only what the patch
+# makes ninja rebuild.
 WALKED=$ROOT/patches/qemu/walked
 walk_keys=()
-walk_key_acc=$(printf '%s\n' "$(basename "$pristine")" "$conf_sum")
+# (the third line: proofs of patches applied with git am, as a mailbox)
+walk_key_acc=$(printf '%s\n' "$(basename "$pristine")" "$conf_sum" "git am")
 for p in "${patches[@]}"; do
     walk_key_acc=$(printf '%s\n' "$walk_key_acc" | cat - "$p" | sha256sum | cut -c1-16)
     walk_keys+=("$walk_key_acc")
 done
-# walk_from: the index (1-based) of the first patch the record lacks;
-# the last patch needs no walk step (the build below is its proof)
+# walk_from: the index (1-based) of the first patch the record lacks
 walk=0 walk_from=0
 if [ $want_walk = 1 ]; then
-    for i in $(seq 1 $((${#patches[@]} - 1))); do
+    for i in $(seq 1 ${#patches[@]}); do
         if ! grep -q "^${walk_keys[$((i - 1))]} " "$WALKED" 2>/dev/null; then
             walk=1 walk_from=$i
             break
@@ -318,7 +331,7 @@ walk_qtests() {
         ninja_build "qtest $t" "the series does not bisect: tests/qtest/$t does not build after $name" "tests/qtest/$t"
         (cd "$build" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
             QTEST_QEMU_IMG=./qemu-img G_TEST_DBUS_DAEMON=/bin/true \
-            timeout 600 "tests/qtest/$t" --tap -k "${sel[@]}") \
+            timeout 1800 "tests/qtest/$t" --tap -k "${sel[@]}") \
             >>"$build/qtest-walk.log" 2>&1
         rc=$?
         if [ $rc != 0 ] || grep -q "^not ok" "$build/qtest-walk.log" ||
@@ -326,8 +339,23 @@ walk_qtests() {
             grep "^not ok" "$build/qtest-walk.log" >&2
             die "the series does not bisect: tests/qtest/$t fails after $name (exit $rc); log: $build/qtest-walk.log"
         fi
-        log "bisect: tests/qtest/$t passes after $name ($(grep -c '^ok ' "$build/qtest-walk.log") case(s)${cases:+: $(echo $cases)})"
+        log "bisect: tests/qtest/$t passes after $name ($(grep -c '^ok ' "$build/qtest-walk.log") case(s)$([ $(wc -w <<<"$cases") -le 12 ] && [ -n "$cases" ] && echo ": "$cases))"
     done
+}
+
+# walk_git ARG...: git on the walk's repository of the pristine tree, as
+# the project's identity, with no user or system configuration
+walk_git() {
+    GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    GIT_AUTHOR_NAME="ncq-disk developers" GIT_AUTHOR_EMAIL=ncq-disk@invalid \
+    GIT_COMMITTER_NAME="ncq-disk developers" GIT_COMMITTER_EMAIL=ncq-disk@invalid \
+        git --git-dir="$work.git" --work-tree="$work" "$@"
+}
+
+walk_git_init() {
+    git init -q --bare "$work.git" && walk_git config core.bare false &&
+        walk_git add -A && walk_git commit -q -m "QEMU $ver (pristine)" \
+        || die "cannot make a git repository of $work"
 }
 
 # walk_record KEY NAME: patch NAME is proved; the record keeps the proofs
@@ -346,7 +374,7 @@ walk_record() {
         for k in "${keep[@]}"; do
             for i in "${!walk_keys[@]}"; do
                 [ "${walk_keys[$i]}" = "$k" ] || continue
-                echo "$k ${patches[$i]#"$ROOT"/patches/qemu/}"
+                echo "$k ${patches[$i]#"$patch_dir"/}"
             done
         done
     } >"$WALKED.tmp" && mv "$WALKED.tmp" "$WALKED"
@@ -383,39 +411,49 @@ if [ ! -f "$work/.series-$series_sum" ] || [ $walk = 1 ]; then
     fi
     old_files=$(cat "$work/.patched-files" 2>/dev/null || true)
     new_files=$(sed -n 's|^+++ b/||p' "${patches[@]}" | sort -u)
-    rm -rf "$work"
+    rm -rf "$work" "$work.git"
     mkdir -p "$(dirname "$work")"
     cp -a "$pristine" "$work"
+    # the walk applies the mailbox as a maintainer would: git am onto a
+    # repository of the pristine tree (its git directory beside the tree,
+    # so that configure and qemu-version.sh see no checkout)
+    [ $walk = 1 ] && walk_git_init
     for f in $old_files $new_files; do
         [ -e "$work/$f" ] && touch "$work/$f"
     done
     # every file any series built here patched: each is a source some
     # object in the build directory may still have been compiled from
     printf '%s\n' $old_files $new_files | sort -u >"$work/.patched-files"
-    overlay_link
+    if [ $walk = 1 ]; then devices_mak; else overlay_link; fi
     n=${#patches[@]} i=0
     [ $walk = 1 ] && configure_build
     [ $walk = 1 ] && log "walking the series from patch $walk_from/$n (patches/qemu/walked records the ones before)"
     for p in "${patches[@]}"; do
         i=$((i + 1))
-        name=${p#"$ROOT"/patches/qemu/}
-        patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
-            || die "patch $name does not apply to $ver; refresh patches/qemu/"
+        name=${p#"$patch_dir"/}
+        if [ $walk = 1 ]; then
+            walk_git am -q "$p" >&2 \
+                || die "patch $name of the mailbox does not apply with git am to $ver; refresh patches/qemu/"
+        else
+            patch -s -d "$work" -p1 --no-backup-if-mismatch < "$p" \
+                || die "patch $name does not apply to $ver; refresh patches/qemu/"
+        fi
         if [ $walk = 1 ] && [ $i -ge $walk_from ]; then
             devices_mak
             t0=$(date +%s)
             ninja_build "after patch $i/$n ($name)" \
                 "the series does not bisect: the build fails after patch $i/$n ($name)"
             log "bisect: patch $i/$n builds ($(( $(date +%s) - t0 )) s): $name"
-            # the last patch's tree is the one every test runs on
-            if [ $i -lt $n ]; then
-                : >"$build/qtest-walk.log"
-                walk_qtests "$p"
-                walk_record "${walk_keys[$((i - 1))]}" "$name"
-            fi
+            : >"$build/qtest-walk.log"
+            walk_qtests "$p"
+            walk_record "${walk_keys[$((i - 1))]}" "$name"
         fi
     done
     touch "$work/.series-$series_sum"
+fi
+if [ $walk = 1 ]; then
+    log "the series walk: all $n patches of the mailbox build and pass the qtests they add"
+    exit 0
 fi
 flock -s 8
 overlay_link

@@ -457,10 +457,11 @@ if [ "$do_asan" = 1 ]; then
     asan_pid=$!
 fi
 
-# The series walk (every patch builds and passes the qtests it adds, on
-# its own): only the patches patches/qemu/walked does not record, in a
-# build of its own, in the background at a lower priority.  Nothing to
-# do on a clone whose record covers the series.
+# The series walk (every patch of the mailbox that would be posted,
+# applied with git am to the pristine tree, builds and passes the qtests
+# it adds, on its own): only the patches patches/qemu/walked does not
+# record, in a build of its own, in the background at a lower priority.
+# Nothing to do on a clone whose record covers the series.
 walk_log=$ROOT/_build/walk.log
 walk_pid=
 if [ "$do_walk" = 1 ]; then

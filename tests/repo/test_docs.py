@@ -23,7 +23,8 @@ QEMU_PATHS = {
     "include/hw/ide/internal.h", "include/hw/ide/ide-dev.h",
     "tests/qtest/libqos", "hw/ide/ide-dev.c", "hw/ide/atapi.c",
     "scripts/oss-fuzz/output_reproducer.py", "include/qemu/rcu.h",
-    "include/qemu", "hw/ide/meson.build",
+    "include/qemu", "hw/ide/meson.build", "tests/qtest/meson.build",
+    "scripts/get_maintainer.pl",
 }
 
 
