@@ -133,3 +133,23 @@ def test_mailbox_adds_the_device_files_before_the_stored_patches(mailboxes):
                 stdout=subprocess.PIPE, text=True).stdout.split())
             assert qtests and qtests <= added_files(sent[-1]), \
                 "the overlay's qtests join the series' last patch"
+
+
+def test_mailbox_adds_no_whitespace_errors(mailboxes):
+    """What git am warns of (and a maintainer's git rejects with
+    --whitespace=error): a line added with trailing blanks, or a file the
+    patch leaves ending in a blank line."""
+    bad = []
+    for patch in sorted(mailboxes[0].rglob("[0-9]*.patch")):
+        lines = patch.read_text().split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("+++ "):
+                continue
+            if line.startswith("+") and line != line.rstrip():
+                bad.append(f"{patch.name}:{i + 1}: trailing whitespace")
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            if line == "+" and (nxt.startswith("diff --git")
+                                or nxt.startswith("-- ") or nxt == "--"):
+                bad.append(f"{patch.name}:{i + 1}: blank line at the end "
+                           "of a file")
+    assert not bad, "\n".join(bad[:10])

@@ -1032,4 +1032,3 @@ void ncq_disk_queue_cleanup(NcqDisk *d)
         d->timer = NULL;
     }
 }
-

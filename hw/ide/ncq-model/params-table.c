@@ -118,4 +118,3 @@ void ncq_param_format_raw(const NcqParamRow *k, uint64_t v, char *buf,
         break;
     }
 }
-
