@@ -95,17 +95,24 @@ git add -A
 git commit -q --allow-empty -m "QEMU $ver: the files the series changes"
 git tag pristine
 
+# stage_files FILE...: the checkout's FILEs, copied into the repository
+# at the same paths and added to the next commit
+stage_files() {
+    local f
+    for f in "$@"; do
+        mkdir -p "$(dirname "$f")"
+        cp "$ROOT/$f" "$f"
+        git add "$f"
+    done
+}
+
 overlay=$(overlay_files)
 claimed=
 for s in "${series[@]}"; do
     mapfile -t specs < <(ls "$PATCHES/$s"/overlay-*.txt 2>/dev/null)
     for spec in "${specs[@]}"; do
         files=$(spec_files "$spec")
-        for f in $files; do
-            mkdir -p "$(dirname "$f")"
-            cp "$ROOT/$f" "$f"
-            git add "$f"
-        done
+        stage_files $files
         claimed+=$files$'\n'
         sed '1,/^$/d' "$spec" | git commit -q -s -F -
     done
@@ -115,11 +122,7 @@ for s in "${series[@]}"; do
         git show --stat=200 HEAD | grep -q ' tests/qtest/' ||
             die "the last patch of $s registers no qtest; the overlay's tests/qtest/ files join it"
         tests=$(grep '^tests/qtest/' <<<"$overlay" || true)
-        for f in $tests; do
-            mkdir -p "$(dirname "$f")"
-            cp "$ROOT/$f" "$f"
-            git add "$f"
-        done
+        stage_files $tests
         claimed+=$tests$'\n'
         git commit -q --amend --no-edit
     fi
