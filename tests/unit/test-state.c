@@ -921,6 +921,44 @@ static void check_loads_as(const NcqModel *m, const uint8_t *x, size_t len,
 }
 
 /*
+ * A setting and a parameter a later build added (by name, after v9), in
+ * the stream @b of @m whose sections are @sec: refused by this build.
+ * @order and @x are test_sections()'s scratch order and stream.
+ */
+static void check_later_names(NcqModel *m, const uint8_t *b, size_t len,
+                              const Sec *sec, size_t n, int *order,
+                              uint8_t *x)
+{
+    uint8_t payload[128], extra[256];
+    size_t xlen, k;
+
+    /* a setting added after v9 that this build does not have */
+    be_put(payload, 1, 4);
+    be_put(payload + 4, 5, 4);
+    memcpy(payload + 8, "later", 5);
+    be_put(payload + 13, 1, 8);
+    order[n - 1] = (int)n - 1;
+    order[n] = -1;
+    k = make_section(extra, "named settings", 0,
+                     shape_of(m, "named settings"), payload, 21);
+    xlen = restream(b, sec, order, extra, k, x);
+    check_refused_with(m, x, xlen, "setting 'later', which this build does "
+                       "not know");
+
+    /* a parameter added after v9 that this build does not have */
+    memcpy(x, b, len);
+    k = sec[0].len;
+    be_put(x + HEAD + k - 4, 1, 4);         /* identity's named count */
+    memcpy(x + HEAD + k, payload + 4, 17);  /* "later", a value's hash */
+    memcpy(x + HEAD + k + 17, b + HEAD + k, len - HEAD - k);
+    be_put(x + HEAD + 4 + 8 + 4 + 8, sec[0].len - SEC_FIXED - 8 + 17, 4);
+    be_put(x + 20, len - HEAD - TAIL + 17, 4);
+    fix_checksum(x, len + 17);
+    check_refused_with(m, x, len + 17, "a drive with parameter 'later', "
+                       "which this build does not know");
+}
+
+/*
  * Item: v10 is read by section name.  Any order loads; a section this
  * build does not know is refused unless its flags let a reader skip it;
  * a missing, doubled or reshaped section is refused; a setting or a
@@ -995,30 +1033,7 @@ static void test_sections(void)
     check_refused_with(m, x, xlen, "section 'zones' has shape "
                        "000000000000002a");
 
-    /* a setting added after v9 that this build does not have */
-    be_put(payload, 1, 4);
-    be_put(payload + 4, 5, 4);
-    memcpy(payload + 8, "later", 5);
-    be_put(payload + 13, 1, 8);
-    order[n - 1] = (int)n - 1;
-    order[n] = -1;
-    k = make_section(extra, "named settings", 0,
-                     shape_of(m, "named settings"), payload, 21);
-    xlen = restream(b, sec, order, extra, k, x);
-    check_refused_with(m, x, xlen, "setting 'later', which this build does "
-                       "not know");
-
-    /* a parameter added after v9 that this build does not have */
-    memcpy(x, b, len);
-    k = sec[0].len;
-    be_put(x + HEAD + k - 4, 1, 4);         /* identity's named count */
-    memcpy(x + HEAD + k, payload + 4, 17);  /* "later", a value's hash */
-    memcpy(x + HEAD + k + 17, b + HEAD + k, len - HEAD - k);
-    be_put(x + HEAD + 4 + 8 + 4 + 8, sec[0].len - SEC_FIXED - 8 + 17, 4);
-    be_put(x + 20, len - HEAD - TAIL + 17, 4);
-    fix_checksum(x, len + 17);
-    check_refused_with(m, x, len + 17, "a drive with parameter 'later', "
-                       "which this build does not know");
+    check_later_names(m, b, len, sec, n, order, x);
     printf("sections: %zu in the stream, read by name in any order; an "
            "unknown, doubled, missing or reshaped one refused, a skippable "
            "one skipped\n", n);
